@@ -1,14 +1,10 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! promptgate: get a prompt into an AI coding agent in a tmux pane exactly once.
+//!
+//! The pipeline: read (tmux) -> identify -> detect (pure) -> gate (clock) ->
+//! plan (pure) -> deliver (tmux) -> verify (detect again).
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub mod detect;
+pub mod error;
+pub mod profile;
+pub mod screen;
+pub mod text;

@@ -1,0 +1,800 @@
+#!/usr/bin/env bash
+# real-agents.sh: install, start, drive, record and stop the REAL agent CLIs (Claude Code, Codex CLI,
+# Gemini CLI) offline on private tmux servers, and save fixtures from them.
+#
+# Usage: scripts/real-agents.sh SUBCOMMAND [ARGS]
+#
+#   install [AGENT...]
+#       npm-installs the pinned versions into $ROOT/.cache/real-agents/<agent>-<version>/ (reused when the
+#       installed package.json has the wanted version). Prints one line per agent on stdout:
+#           <agent> <version> <absolute path of the binary>
+#       Versions: CLAUDE_VERSION (default 2.1.197), CODEX_VERSION (0.171.0), GEMINI_VERSION (0.61.0).
+#
+#   start AGENT MODE WIDTH HEIGHT
+#       AGENT: claude | codex | gemini.   MODE: ready | fresh   (claude also: fresh-apikey)
+#         ready         seeded HOME: the agent comes up straight at its empty prompt, no dialog.
+#         fresh         first-run dialogs: claude theme -> security notes -> trust; codex welcome/sign-in ->
+#                       "Sign in another way" -> API key -> trust; gemini trust -> (restart) -> auth method
+#                       -> API key. The caller answers them (keys are listed under "Dialogs" below).
+#         fresh-apikey  (claude) onboarding done, key not approved: trust dialog, then the API-key dialog.
+#       Makes a throwaway run dir $ROOT/.cache/real-agents/run/<agent>-<unique>/ holding home/ (HOME),
+#       <agent>-proj/ (the project: a git repo with one commit, also the pane's cwd) and launch.sh, then
+#       starts the agent in a new detached session on the PRIVATE tmux server `-L pg-real-<agent>-<unique>`
+#       (never the default server) with `-f /dev/null`, default-terminal tmux-256color, escape-time 500
+#       (the values the shared fixtures were taken with), window-size manual, remain-on-exit on.
+#       Installs the agent first if it is missing. Prints key=value lines on stdout:
+#           agent= version= socket= session= pane= (%N) pid= (pane_pid) run= home= project= record=
+#           bin= mode= width= height=
+#       The same lines are kept in <run>/info.
+#
+#   stop SOCKET | stop --all
+#       SOCKET is the -L name (pg-real-...) or the socket path. Sends SIGTERM to every process of the
+#       run (the process trees under each pane_pid, plus every process whose HOME is the run's HOME: that
+#       catches codex daemons and gemini's SIGHUP-immune node children), SIGKILL after 3 s to what is
+#       left, then kills the tmux server. --all does this for every /tmp/tmux-<uid>/pg-real-* socket and
+#       also kills leftover processes of run dirs whose server is already gone. The run dirs are kept
+#       (records stay readable); `clean` removes them. Prints `stopped socket=<name> killed=<n>`.
+#
+#   record AGENT RECORD_PATH
+#       Prints the user messages from the agent's own record, in order, exactly as stored, as JSON lines:
+#       one JSON string per message (decode with e.g. `jq -r .` or JSON.parse; newlines inside a message
+#       stay escaped as \n, so one line is one message). Prints nothing if the record does not exist yet.
+#         claude  RECORD_PATH = ~/.claude/projects/<project path, every non-alphanumeric -> '-'>/ (a dir, a
+#                 *.jsonl glob or one file). Lines {"type":"user","message":{"role":"user","content":...}}
+#                 with content a string, or an array whose "text" parts are concatenated; tool results and
+#                 isMeta entries are skipped. Files are read oldest first.
+#         codex   $CODEX_HOME/history.jsonl: lines {"session_id","ts","text"}; prints "text".
+#         gemini  ~/.gemini/tmp/<project dir name>/logs.json: a JSON array; prints "message" of the entries
+#                 with "type":"user".
+#
+#   capture AGENT STATE WIDTH HEIGHT NAME [NOTE]
+#       Saves fixtures/<agent>/<NAME>.txt (capture-pane -p), .ansi (capture-pane -p -e) and .meta
+#       (cursor_x cursor_y cursor_flag pane_width pane_height alternate_on pane_current_command
+#       pane_in_mode pane_title, then agent= agent_version=) from one consistent snapshot, and appends
+#       `<agent>/<NAME> agent version width height state note` (tab separated) to fixtures/manifest.tsv.
+#       The pane: SOCKET and PANE env vars, or else the only running pg-real-<agent>-* server's first pane.
+#       WIDTH/HEIGHT must equal the pane's size (checked). STATE: ready draft busy starting exited
+#       dialog:<trust|api-key|onboarding|permission|login|other>. NOTE (or env NOTE): what on screen
+#       decides the state. Refuses to overwrite an existing fixture unless FORCE=1.
+#       If a promptgate binary (env PROMPTGATE, else target/debug/promptgate) answers
+#       `promptgate -L SOCKET capture --help`, it does the capture (`promptgate -L SOCKET capture -t PANE -o
+#       fixtures/<agent>/<NAME>`) and only the missing agent=/agent_version= lines are appended to its .meta.
+#       CAPTURE_WITH=tmux forces the plain tmux path.
+#
+#   list      running pg-real-* servers: `socket=... agent=... pane=... pid=... dead=0|1 run=...`
+#   clean     stop --all, then delete $ROOT/.cache/real-agents/run/
+#   help      this text
+#
+# Dialogs (fresh modes), as observed with these versions:
+#   claude fresh: theme menu (Enter), security notes (Enter), trust (Enter). fresh-apikey: trust (Enter),
+#     API key whose default is "No": Up, then Enter.
+#   codex fresh: welcome menu: Down, Down, Enter; "Sign in another way": Enter; API key box (pre-filled):
+#     Enter; trust: Enter. Leave >= 1.2 s between these Enters (a quicker one is ignored).
+#   gemini fresh: trust (Enter), the CLI restarts (~2 s), auth method "Use Gemini API Key" (Enter),
+#     key box (pre-filled, Enter).
+#
+# Environment of the agent: `env -i` plus HOME, PATH, LANG=C.UTF-8 and the pane's TERM, TMUX, TMUX_PANE,
+# TERM_PROGRAM, TERM_PROGRAM_VERSION, and
+#   claude  DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1
+#           ANTHROPIC_API_KEY=sk-ant-fake-key-for-offline-test CLAUDE_CODE_MAX_RETRIES=0
+#   codex   CODEX_HOME=<home>/.codex OPENAI_API_KEY=sk-fake-offline-test, run with --no-daemon
+#   gemini  GEMINI_API_KEY=fake-offline-test-key GEMINI_TELEMETRY_ENABLED=false METADATA_SERVER_DETECTION=none
+#           and settings.json general.maxAttempts=1 + general.retryFetchErrors=false so an offline submit
+#           fails fast (GEMINI_FAST_FAIL=0 leaves them out: then it retries for minutes)
+# AGENT_ENV="K=V K2=V2" adds variables (no spaces inside values); AGENT_ARGS="..." adds arguments.
+#
+# Errors go to stderr as `real-agents: error: ...` and exit with status 1 (2 for usage errors).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+CACHE=$ROOT/.cache/real-agents
+RUNS=$CACHE/run
+FIXTURES=${FIXTURES:-$ROOT/fixtures}
+SOCKET_PREFIX='pg-real-'
+TMUX_SOCKDIR=${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)
+
+CLAUDE_VERSION=${CLAUDE_VERSION:-2.1.197}
+CODEX_VERSION=${CODEX_VERSION:-0.171.0}
+GEMINI_VERSION=${GEMINI_VERSION:-0.61.0}
+
+CLAUDE_KEY=sk-ant-fake-key-for-offline-test
+CODEX_KEY=sk-fake-offline-test
+GEMINI_KEY=fake-offline-test-key
+
+STATES_RE='^(ready|draft|busy|starting|exited|dialog:(trust|api-key|onboarding|permission|login|other))$'
+META_FORMAT='cursor_x=#{cursor_x}
+cursor_y=#{cursor_y}
+cursor_flag=#{cursor_flag}
+pane_width=#{pane_width}
+pane_height=#{pane_height}
+alternate_on=#{alternate_on}
+pane_current_command=#{pane_current_command}
+pane_in_mode=#{pane_in_mode}
+pane_title=#{pane_title}'
+
+die() {
+	echo "real-agents: error: $*" >&2
+	exit 1
+}
+
+usage_die() {
+	echo "real-agents: error: $*" >&2
+	echo "run '$0 help' for usage" >&2
+	exit 2
+}
+
+log() {
+	echo "real-agents: $*" >&2
+}
+
+usage() {
+	sed -n '2,/^set -euo pipefail/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
+}
+
+# ---------------------------------------------------------------------------------------------- agents
+
+check_agent() {
+	case ${1:-} in
+	claude | codex | gemini) ;;
+	*) usage_die "unknown agent '${1:-}' (want claude, codex or gemini)" ;;
+	esac
+}
+
+agent_pkg() {
+	case $1 in
+	claude) echo @anthropic-ai/claude-code ;;
+	codex) echo @openai/codex ;;
+	gemini) echo @google/gemini-cli ;;
+	esac
+}
+
+agent_version() {
+	case $1 in
+	claude) echo "$CLAUDE_VERSION" ;;
+	codex) echo "$CODEX_VERSION" ;;
+	gemini) echo "$GEMINI_VERSION" ;;
+	esac
+}
+
+agent_dir() {
+	echo "$CACHE/$1-$(agent_version "$1")"
+}
+
+# agent_bin AGENT [DIR]: the binary inside an install dir (the file may not exist yet)
+agent_bin() {
+	local dir=${2:-$(agent_dir "$1")}
+	case $1 in
+	claude) echo "$dir/node_modules/@anthropic-ai/claude-code/bin/claude.exe" ;;
+	codex) echo "$dir/node_modules/.bin/codex" ;;
+	gemini) echo "$dir/node_modules/.bin/gemini" ;;
+	esac
+}
+
+# installed_version AGENT DIR: the version in node_modules/<pkg>/package.json, or nothing
+installed_version() {
+	local pj
+	pj="$2/node_modules/$(agent_pkg "$1")/package.json"
+	[[ -f $pj ]] || return 0
+	node -e 'try { process.stdout.write(String(require(process.argv[1]).version || "")) } catch (e) {}' "$pj"
+}
+
+is_installed() {
+	local agent=$1 dir bin
+	dir=$(agent_dir "$agent")
+	bin=$(agent_bin "$agent" "$dir")
+	[[ -x $bin ]] && [[ $(installed_version "$agent" "$dir") == "$(agent_version "$agent")" ]]
+}
+
+need_npm() {
+	if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then
+		return 0
+	fi
+	if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+		log "npm not found: installing nodejs and npm with apt-get"
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 || die "apt-get update failed"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >&2 || die "apt-get install nodejs npm failed"
+	fi
+	command -v npm >/dev/null 2>&1 || die "npm is not installed (need Node >= 20 and npm)"
+	command -v node >/dev/null 2>&1 || die "node is not installed"
+}
+
+install_agent() {
+	local agent=$1 ver pkg dir bin tmp got
+	ver=$(agent_version "$agent")
+	pkg=$(agent_pkg "$agent")
+	dir=$(agent_dir "$agent")
+	need_npm
+	if ! is_installed "$agent"; then
+		tmp=$dir.partial.$$
+		rm -rf "$tmp"
+		mkdir -p "$tmp"
+		log "installing $pkg@$ver into $dir"
+		if ! npm install --prefix "$tmp" --no-audit --no-fund "$pkg@$ver" >"$tmp.log" 2>&1; then
+			cat "$tmp.log" >&2
+			rm -rf "$tmp"
+			die "npm install $pkg@$ver failed (log above)"
+		fi
+		got=$(installed_version "$agent" "$tmp")
+		[[ $got == "$ver" ]] || {
+			rm -rf "$tmp"
+			die "npm installed $pkg version '$got', wanted '$ver'"
+		}
+		[[ -x $(agent_bin "$agent" "$tmp") ]] || {
+			cat "$tmp.log" >&2
+			rm -rf "$tmp"
+			die "$pkg@$ver installed but $(agent_bin "$agent" "$tmp") is missing (did its install script run?)"
+		}
+		rm -rf "$dir"
+		mv "$tmp" "$dir"
+		mv "$tmp.log" "$dir/npm-install.log"
+	fi
+	bin=$(agent_bin "$agent" "$dir")
+	echo "$agent $ver $bin"
+}
+
+cmd_install() {
+	local agents=("$@") a
+	[[ ${#agents[@]} -gt 0 ]] || agents=(claude codex gemini)
+	for a in "${agents[@]}"; do check_agent "$a"; done
+	for a in "${agents[@]}"; do install_agent "$a"; done
+}
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+# json VALUE-EXPRESSION ARGS...: prints JSON.stringify of a JS expression over process.argv (a[0] is the
+# first ARG), so paths never need shell-side escaping
+json() {
+	local expr=$1
+	shift
+	node -e 'const a = process.argv.slice(1); process.stdout.write(JSON.stringify(('"$expr"'), null, 2) + "\n")' -- "$@"
+}
+
+toml_string() {
+	local s=$1
+	s=${s//\\/\\\\}
+	s=${s//\"/\\\"}
+	printf '"%s"' "$s"
+}
+
+socket_name() {
+	local s=$1
+	s=${s##*/}
+	[[ $s == "$SOCKET_PREFIX"* ]] || usage_die "'$1' is not a pg-real-* socket"
+	echo "$s"
+}
+
+tm() {
+	local sock=$1
+	shift
+	tmux -L "$sock" "$@"
+}
+
+server_alive() {
+	tmux -L "$1" list-sessions >/dev/null 2>&1
+}
+
+# run_dir_of SOCKET: from the server's @pg-real-run option, else from the run dirs' info files
+run_dir_of() {
+	local sock=$1 r info
+	if r=$(tm "$sock" show-options -gv @pg-real-run 2>/dev/null) && [[ -n $r ]]; then
+		echo "$r"
+		return 0
+	fi
+	for info in "$RUNS"/*/info; do
+		[[ -f $info ]] || continue
+		if grep -qxF "socket=$sock" "$info"; then
+			dirname "$info"
+			return 0
+		fi
+	done
+	return 1
+}
+
+info_get() {
+	local file=$1 key=$2
+	sed -n "s/^$key=//p" "$file" | head -n 1
+}
+
+# descendants PID...: the pids and all their descendants (from ps)
+descendants() {
+	local table
+	table=$(ps -e -o pid=,ppid=)
+	awk -v roots="$*" '
+		{ parent[$1] = $2; pids[NR] = $1 }
+		END {
+			n = split(roots, r, " ")
+			for (i = 1; i <= n; i++) keep[r[i]] = 1
+			changed = 1
+			while (changed) {
+				changed = 0
+				for (j = 1; j <= NR; j++) {
+					p = pids[j]
+					if (!(p in keep) && (parent[p] in keep)) { keep[p] = 1; changed = 1 }
+				}
+			}
+			for (p in keep) print p
+		}' <<<"$table"
+}
+
+# pids_with_home HOME: processes whose environment holds exactly HOME=<home>
+pids_with_home() {
+	local home=$1 d pid
+	[[ -n $home ]] || return 0
+	for d in /proc/[0-9]*; do
+		pid=${d#/proc/}
+		[[ $pid == "$$" || $pid == "$BASHPID" ]] && continue
+		if { tr '\0' '\n' <"$d/environ"; } 2>/dev/null | grep -qxF "HOME=$home"; then
+			echo "$pid"
+		fi
+	done
+}
+
+alive() {
+	kill -0 "$1" 2>/dev/null
+}
+
+# kill_set PID...: SIGTERM, wait up to 3 s, SIGKILL what is left; prints how many were signalled
+kill_set() {
+	local pids=() p i left
+	for p in "$@"; do
+		[[ $p =~ ^[0-9]+$ ]] && [[ $p != 1 ]] && [[ $p != "$$" ]] && alive "$p" && pids+=("$p")
+	done
+	if [[ ${#pids[@]} -eq 0 ]]; then
+		echo 0
+		return 0
+	fi
+	kill -TERM "${pids[@]}" 2>/dev/null || true
+	for ((i = 0; i < 30; i++)); do
+		left=0
+		for p in "${pids[@]}"; do
+			if alive "$p" && [[ $(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) != Z ]]; then
+				left=1
+				break
+			fi
+		done
+		[[ $left == 0 ]] && break
+		sleep 0.1
+	done
+	for p in "${pids[@]}"; do
+		if alive "$p"; then kill -KILL "$p" 2>/dev/null || true; fi
+	done
+	echo "${#pids[@]}"
+}
+
+# ---------------------------------------------------------------------------------------------- start
+
+make_project() {
+	local project=$1
+	mkdir -p "$project"
+	printf '# scratch project for real-agent tests\n' >"$project/README.md"
+	(
+		cd "$project"
+		export GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_SYSTEM=/dev/null
+		git init -q .
+		git add README.md
+		git -c user.name=promptgate -c user.email=promptgate@example.invalid -c commit.gpgsign=false \
+			commit -q -m "initial commit"
+	) >&2 || die "could not make the git project in $project"
+}
+
+seed_claude() {
+	local mode=$1 home=$2 project=$3 ver=$4 last20
+	last20=${CLAUDE_KEY: -20}
+	mkdir -p "$home/.claude"
+	case $mode in
+	ready)
+		json '({hasCompletedOnboarding: true, lastOnboardingVersion: a[0], lastReleaseNotesSeen: a[0],
+			customApiKeyResponses: {approved: [a[1]], rejected: []},
+			projects: {[a[2]]: {hasTrustDialogAccepted: true, projectOnboardingSeenCount: 1}}})' \
+			"$ver" "$last20" "$project" >"$home/.claude.json"
+		echo '{"theme":"dark"}' >"$home/.claude/settings.json"
+		;;
+	fresh)
+		json '({customApiKeyResponses: {approved: [a[0]], rejected: []}})' "$last20" >"$home/.claude.json"
+		;;
+	fresh-apikey)
+		json '({hasCompletedOnboarding: true, lastOnboardingVersion: a[0]})' "$ver" >"$home/.claude.json"
+		;;
+	esac
+}
+
+seed_codex() {
+	local mode=$1 home=$2 project=$3 bin=$4 run=$5 ch=$2/.codex
+	mkdir -p "$ch"
+	[[ $mode == ready ]] || return 0
+	if ! printf %s "$CODEX_KEY" | env -i HOME="$home" CODEX_HOME="$ch" PATH="$AGENT_PATH" LANG=C.UTF-8 \
+		"$bin" login --with-api-key >"$run/codex-login.log" 2>&1; then
+		cat "$run/codex-login.log" >&2
+		die "codex login --with-api-key failed"
+	fi
+	[[ -f $ch/auth.json ]] || die "codex login did not write $ch/auth.json"
+	{
+		printf '[projects.%s]\n' "$(toml_string "$project")"
+		printf 'trust_level = "trusted"\n'
+	} >>"$ch/config.toml"
+}
+
+seed_gemini() {
+	local mode=$1 home=$2 project=$3
+	mkdir -p "$home/.gemini"
+	case $mode in
+	ready)
+		json '({security: {auth: {selectedType: "gemini-api-key"}}, ui: {theme: "Default"},
+			general: Object.assign({enableAutoUpdate: false, enableAutoUpdateNotification: false},
+				a[0] === "1" ? {maxAttempts: 1, retryFetchErrors: false} : {}),
+			privacy: {usageStatisticsEnabled: false}})' "${GEMINI_FAST_FAIL:-1}" >"$home/.gemini/settings.json"
+		json '({[a[0]]: "TRUST_FOLDER"})' "$project" >"$home/.gemini/trustedFolders.json"
+		;;
+	fresh)
+		json '({general: Object.assign({enableAutoUpdate: false, enableAutoUpdateNotification: false},
+				a[0] === "1" ? {maxAttempts: 1, retryFetchErrors: false} : {}),
+			privacy: {usageStatisticsEnabled: false}})' "${GEMINI_FAST_FAIL:-1}" >"$home/.gemini/settings.json"
+		;;
+	esac
+}
+
+record_path() {
+	local agent=$1 home=$2 project=$3
+	case $agent in
+	claude) echo "$home/.claude/projects/${project//[^a-zA-Z0-9]/-}" ;;
+	codex) echo "$home/.codex/history.jsonl" ;;
+	gemini) echo "$home/.gemini/tmp/${project##*/}/logs.json" ;;
+	esac
+}
+
+cmd_start() {
+	[[ $# -eq 4 ]] || usage_die "usage: start AGENT MODE WIDTH HEIGHT"
+	local agent=$1 mode=$2 width=$3 height=$4
+	check_agent "$agent"
+	case $mode in
+	ready | fresh) ;;
+	fresh-apikey) [[ $agent == claude ]] || usage_die "mode fresh-apikey is for claude only" ;;
+	*) usage_die "unknown mode '$mode' (want ready or fresh)" ;;
+	esac
+	[[ $width =~ ^[0-9]+$ && $height =~ ^[0-9]+$ && $width -ge 20 && $height -ge 5 ]] ||
+		usage_die "bad size ${width}x${height}"
+	command -v tmux >/dev/null 2>&1 || die "tmux is not installed"
+	command -v git >/dev/null 2>&1 || die "git is not installed"
+
+	local ver bin unique run home project sock session launcher out pane pid record nodedir
+	ver=$(agent_version "$agent")
+	if ! is_installed "$agent"; then
+		install_agent "$agent" >&2
+	fi
+	bin=$(agent_bin "$agent")
+	nodedir=$(dirname "$(command -v node)")
+	AGENT_PATH="$(agent_dir "$agent")/node_modules/.bin:$nodedir:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+	unique="$(date +%s)-$$"
+	run=$RUNS/$agent-$unique
+	[[ ! -e $run ]] || die "run dir $run exists already"
+	sock=$SOCKET_PREFIX$agent-$unique
+	session=$agent
+	home=$run/home
+	mkdir -p "$home"
+	run=$(cd "$run" && pwd -P)
+	home=$run/home
+	project=$run/$agent-proj
+	make_project "$project"
+
+	case $agent in
+	claude) seed_claude "$mode" "$home" "$project" "$ver" ;;
+	codex) seed_codex "$mode" "$home" "$project" "$bin" "$run" ;;
+	gemini) seed_gemini "$mode" "$home" "$project" ;;
+	esac
+
+	local -a envs=(HOME="$home" PATH="$AGENT_PATH" LANG=C.UTF-8)
+	local -a args=()
+	case $agent in
+	claude)
+		envs+=(DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1
+			ANTHROPIC_API_KEY="$CLAUDE_KEY" CLAUDE_CODE_MAX_RETRIES=0)
+		;;
+	codex)
+		envs+=(CODEX_HOME="$home/.codex" OPENAI_API_KEY="$CODEX_KEY")
+		args+=(--no-daemon)
+		;;
+	gemini)
+		envs+=(GEMINI_API_KEY="$GEMINI_KEY" GEMINI_TELEMETRY_ENABLED=false METADATA_SERVER_DETECTION=none)
+		;;
+	esac
+	local extra
+	if [[ -n ${AGENT_ENV:-} ]]; then
+		read -r -a extra <<<"$AGENT_ENV"
+		envs+=("${extra[@]}")
+	fi
+	if [[ -n ${AGENT_ARGS:-} ]]; then
+		read -r -a extra <<<"$AGENT_ARGS"
+		args+=("${extra[@]}")
+	fi
+
+	launcher=$run/launch.sh
+	{
+		echo '#!/bin/sh'
+		echo "# started by scripts/real-agents.sh: $agent $ver, mode $mode"
+		printf 'cd %q || exit 1\n' "$project"
+		printf 'exec env -i'
+		printf ' %q' "${envs[@]}"
+		# the pane's own tmux variables, passed through (expanded by the launcher, not here)
+		# shellcheck disable=SC2016
+		printf ' TERM="${TERM:-tmux-256color}" TMUX="$TMUX" TMUX_PANE="$TMUX_PANE"'
+		# shellcheck disable=SC2016
+		printf ' TERM_PROGRAM="$TERM_PROGRAM" TERM_PROGRAM_VERSION="$TERM_PROGRAM_VERSION"'
+		printf ' %q' "$bin" "${args[@]}"
+		echo
+	} >"$launcher"
+	chmod +x "$launcher"
+
+	# One tmux invocation: the options are set before the pane exists, so its TERM is tmux-256color.
+	# window-size comes after new-session: setting it on a server with no session crashes tmux 3.3a.
+	if ! out=$(tmux -L "$sock" -f /dev/null \
+		set-option -g default-terminal tmux-256color \; \
+		set-option -sg escape-time 500 \; \
+		set-option -g remain-on-exit on \; \
+		set-option -g @pg-real-run "$run" \; \
+		set-option -g @pg-real-agent "$agent" \; \
+		new-session -d -s "$session" -x "$width" -y "$height" -c "$project" \
+		-P -F '#{pane_id} #{pane_pid} #{pane_width} #{pane_height}' /bin/sh "$launcher" \; \
+		set-option -g window-size manual 2>&1); then
+		die "tmux new-session failed: $out"
+	fi
+	local pw ph
+	read -r pane pid pw ph <<<"$out"
+	[[ $pane == %* && $pid =~ ^[0-9]+$ ]] || die "unexpected tmux output: $out"
+	[[ $pw == "$width" && $ph == "$height" ]] || log "warning: pane is ${pw}x${ph}, asked for ${width}x${height}"
+	record=$(record_path "$agent" "$home" "$project")
+
+	{
+		echo "agent=$agent"
+		echo "version=$ver"
+		echo "mode=$mode"
+		echo "socket=$sock"
+		echo "session=$session"
+		echo "pane=$pane"
+		echo "pid=$pid"
+		echo "width=$pw"
+		echo "height=$ph"
+		echo "run=$run"
+		echo "home=$home"
+		echo "project=$project"
+		echo "record=$record"
+		echo "bin=$bin"
+	} | tee "$run/info"
+}
+
+# ---------------------------------------------------------------------------------------------- stop
+
+stop_one() {
+	local sock=$1 run="" home="" panes=() tree=() byhome=() n
+	run=$(run_dir_of "$sock") || run=""
+	if [[ -n $run && -f $run/info ]]; then
+		home=$(info_get "$run/info" home)
+	fi
+	if server_alive "$sock"; then
+		mapfile -t panes < <(tm "$sock" list-panes -a -F '#{pane_pid}' 2>/dev/null || true)
+	fi
+	if [[ ${#panes[@]} -gt 0 ]]; then
+		mapfile -t tree < <(descendants "${panes[@]}")
+	fi
+	mapfile -t byhome < <(pids_with_home "$home")
+	n=$(kill_set "${tree[@]}" "${byhome[@]}")
+	if server_alive "$sock"; then
+		tm "$sock" kill-server 2>/dev/null || true
+	fi
+	# a server that crashed leaves its socket file behind
+	if [[ -S $TMUX_SOCKDIR/$sock ]] && ! server_alive "$sock"; then
+		rm -f "$TMUX_SOCKDIR/$sock"
+	fi
+	echo "stopped socket=$sock killed=$n"
+}
+
+cmd_stop() {
+	[[ $# -eq 1 ]] || usage_die "usage: stop SOCKET | stop --all"
+	if [[ $1 != --all ]]; then
+		local sock
+		sock=$(socket_name "$1")
+		if ! server_alive "$sock" && ! run_dir_of "$sock" >/dev/null; then
+			die "no server or run found for socket $sock"
+		fi
+		stop_one "$sock"
+		return 0
+	fi
+	local s info home sock pids n
+	for s in "$TMUX_SOCKDIR/$SOCKET_PREFIX"*; do
+		[[ -e $s ]] || continue
+		stop_one "${s##*/}"
+	done
+	# runs whose server is gone but whose processes are not (e.g. after a tmux crash)
+	for info in "$RUNS"/*/info; do
+		[[ -f $info ]] || continue
+		home=$(info_get "$info" home)
+		sock=$(info_get "$info" socket)
+		mapfile -t pids < <(pids_with_home "$home")
+		if [[ ${#pids[@]} -gt 0 ]]; then
+			n=$(kill_set "${pids[@]}")
+			echo "stopped socket=$sock killed=$n"
+		fi
+	done
+}
+
+cmd_list() {
+	local s sock run
+	for s in "$TMUX_SOCKDIR/$SOCKET_PREFIX"*; do
+		[[ -e $s ]] || continue
+		sock=${s##*/}
+		server_alive "$sock" || continue
+		run=$(run_dir_of "$sock" || true)
+		tm "$sock" list-panes -a -F "socket=$sock agent=#{@pg-real-agent} pane=#{pane_id} pid=#{pane_pid} dead=#{pane_dead} run=$run"
+	done
+}
+
+cmd_clean() {
+	cmd_stop --all
+	rm -rf "$RUNS"
+	echo "removed $RUNS"
+}
+
+# ---------------------------------------------------------------------------------------------- record
+
+cmd_record() {
+	[[ $# -eq 2 ]] || usage_die "usage: record AGENT RECORD_PATH"
+	local agent=$1 path=$2
+	check_agent "$agent"
+	command -v node >/dev/null 2>&1 || die "node is needed to read records"
+	node - "$agent" "$path" <<'EOF'
+const fs = require("fs");
+const path = require("path");
+const [agent, rec] = process.argv.slice(2);
+const out = (s) => process.stdout.write(JSON.stringify(s) + "\n");
+function fail(msg) { process.stderr.write("real-agents: error: " + msg + "\n"); process.exit(1); }
+function lines(file) {
+  return fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "").map((l, i) => {
+    try { return JSON.parse(l); } catch (e) { fail(`${file}:${i + 1}: not JSON: ${e.message}`); }
+  });
+}
+function claudeFiles(p) {
+  let files;
+  if (fs.existsSync(p) && fs.statSync(p).isDirectory()) {
+    files = fs.readdirSync(p).filter((f) => f.endsWith(".jsonl")).map((f) => path.join(p, f));
+  } else if (p.includes("*")) {
+    const dir = path.dirname(p);
+    const re = new RegExp("^" + path.basename(p).replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*") + "$");
+    files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => re.test(f)).map((f) => path.join(dir, f)) : [];
+  } else {
+    files = fs.existsSync(p) ? [p] : [];
+  }
+  return files.map((f) => [fs.statSync(f).mtimeMs, f]).sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : 1)).map((x) => x[1]);
+}
+if (agent === "claude") {
+  for (const f of claudeFiles(rec)) {
+    for (const e of lines(f)) {
+      if (e.type !== "user" || e.isMeta || !e.message || e.message.role !== "user") continue;
+      const c = e.message.content;
+      if (typeof c === "string") { out(c); continue; }
+      if (!Array.isArray(c)) continue;
+      const texts = c.filter((p) => p && p.type === "text" && typeof p.text === "string");
+      if (texts.length === 0) continue; // tool results and the like
+      out(texts.map((p) => p.text).join(""));
+    }
+  }
+} else if (agent === "codex") {
+  if (!fs.existsSync(rec)) process.exit(0);
+  for (const e of lines(rec)) if (typeof e.text === "string") out(e.text);
+} else if (agent === "gemini") {
+  if (!fs.existsSync(rec)) process.exit(0);
+  let a;
+  try { a = JSON.parse(fs.readFileSync(rec, "utf8")); } catch (e) { fail(`${rec}: not JSON: ${e.message}`); }
+  if (!Array.isArray(a)) fail(`${rec}: not a JSON array`);
+  for (const e of a) if (e && e.type === "user" && typeof e.message === "string") out(e.message);
+}
+EOF
+}
+
+# ---------------------------------------------------------------------------------------------- capture
+
+# find_target AGENT: sets SOCK and PANE (env SOCKET/PANE, or the only running server of that agent)
+find_target() {
+	local agent=$1 s found=()
+	if [[ -n ${SOCKET:-} ]]; then
+		SOCK=$(socket_name "$SOCKET")
+	else
+		for s in "$TMUX_SOCKDIR/$SOCKET_PREFIX$agent-"*; do
+			[[ -e $s ]] || continue
+			server_alive "${s##*/}" && found+=("${s##*/}")
+		done
+		[[ ${#found[@]} -eq 1 ]] ||
+			die "found ${#found[@]} running pg-real-$agent-* servers; set SOCKET= (and PANE=)"
+		SOCK=${found[0]}
+	fi
+	server_alive "$SOCK" || die "tmux server $SOCK is not running"
+	if [[ -n ${PANE:-} ]]; then
+		PANE_ID=$PANE
+	else
+		PANE_ID=$(tm "$SOCK" list-panes -a -F '#{pane_id}' | head -n 1)
+	fi
+	tm "$SOCK" display-message -p -t "$PANE_ID" '#{pane_id}' >/dev/null 2>&1 || die "no pane $PANE_ID on $SOCK"
+}
+
+promptgate_bin() {
+	[[ ${CAPTURE_WITH:-} == tmux ]] && return 1
+	local pg=${PROMPTGATE:-}
+	if [[ -z $pg && -x $ROOT/target/debug/promptgate ]]; then
+		pg=$ROOT/target/debug/promptgate
+	fi
+	[[ -n $pg ]] || return 1
+	"$pg" -L "$SOCK" capture --help >/dev/null 2>&1 || return 1
+	echo "$pg"
+}
+
+capture_with_tmux() {
+	local base=$1 meta tag
+	tag="pg-real-cap-$$"
+	# one tmux command list = one consistent snapshot (the server runs the list without reading panes)
+	meta=$(tm "$SOCK" capture-pane -t "$PANE_ID" -b "$tag-t" \; \
+		capture-pane -e -t "$PANE_ID" -b "$tag-a" \; \
+		display-message -p -t "$PANE_ID" "$META_FORMAT") || die "tmux capture failed"
+	tm "$SOCK" save-buffer -b "$tag-t" "$base.txt" \; save-buffer -b "$tag-a" "$base.ansi" \; \
+		delete-buffer -b "$tag-t" \; delete-buffer -b "$tag-a" || die "tmux save-buffer failed"
+	printf '%s\n' "$meta" >"$base.meta"
+}
+
+cmd_capture() {
+	[[ $# -eq 5 || $# -eq 6 ]] || usage_die "usage: capture AGENT STATE WIDTH HEIGHT NAME [NOTE]"
+	local agent=$1 state=$2 width=$3 height=$4 name=$5 note=${6:-${NOTE:-}}
+	check_agent "$agent"
+	[[ $state =~ $STATES_RE ]] || usage_die "bad state '$state'"
+	[[ $name =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] || usage_die "bad fixture name '$name'"
+	[[ $note != *$'\t'* && $note != *$'\n'* ]] || usage_die "the note must be one line without tabs"
+	local ver dir base pg pw ph row
+	ver=$(agent_version "$agent")
+	find_target "$agent"
+	read -r pw ph < <(tm "$SOCK" display-message -p -t "$PANE_ID" '#{pane_width} #{pane_height}')
+	[[ $pw == "$width" && $ph == "$height" ]] || die "pane $PANE_ID is ${pw}x${ph}, not ${width}x${height}"
+	dir=$FIXTURES/$agent
+	base=$dir/$name
+	mkdir -p "$dir"
+	if [[ -e $base.txt || -e $base.meta ]] && [[ ${FORCE:-0} != 1 ]]; then
+		die "$base.* exists (FORCE=1 overwrites)"
+	fi
+	if pg=$(promptgate_bin); then
+		"$pg" -L "$SOCK" capture -t "$PANE_ID" -o "$base" || die "$pg capture failed"
+		[[ -f $base.txt && -f $base.meta ]] || die "$pg capture did not write $base.txt/.meta"
+		grep -q '^agent=' "$base.meta" || echo "agent=$agent" >>"$base.meta"
+		grep -q '^agent_version=' "$base.meta" || echo "agent_version=$ver" >>"$base.meta"
+	else
+		capture_with_tmux "$base"
+		printf 'agent=%s\nagent_version=%s\n' "$agent" "$ver" >>"$base.meta"
+	fi
+	local manifest=$FIXTURES/manifest.tsv
+	if [[ ! -f $manifest ]]; then
+		printf 'file\tagent\tversion\twidth\theight\tstate\tnote\n' >"$manifest"
+	fi
+	# drop an older row of the same file (FORCE=1), then append
+	if grep -q "^$agent/$name"$'\t' "$manifest"; then
+		grep -v "^$agent/$name"$'\t' "$manifest" >"$manifest.tmp" || true
+		mv "$manifest.tmp" "$manifest"
+	fi
+	row=$(printf '%s\t%s\t%s\t%s\t%s\t%s\t%s' "$agent/$name" "$agent" "$ver" "$width" "$height" "$state" "$note")
+	printf '%s\n' "$row" >>"$manifest"
+	echo "captured $base.{txt,ansi,meta} state=$state"
+}
+
+# ---------------------------------------------------------------------------------------------- main
+
+main() {
+	local cmd=${1:-help}
+	[[ $# -gt 0 ]] && shift
+	case $cmd in
+	install) cmd_install "$@" ;;
+	start) cmd_start "$@" ;;
+	stop) cmd_stop "$@" ;;
+	record) cmd_record "$@" ;;
+	capture) cmd_capture "$@" ;;
+	list) cmd_list "$@" ;;
+	clean) cmd_clean "$@" ;;
+	help | -h | --help) usage ;;
+	*) usage_die "unknown subcommand '$cmd'" ;;
+	esac
+}
+
+main "$@"

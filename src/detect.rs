@@ -1,0 +1,356 @@
+//! detect: a pure function `(profile, screen) -> Verdict`.
+//!
+//! No tmux, no clock, no I/O. Every verdict carries the evidence that decided
+//! it (rule id, row, column, matched text) and the list of every check that
+//! was tried, so that `explain` prints what the code already knows.
+
+use crate::profile::{Marker, Profile};
+use crate::screen::Screen;
+use crate::text;
+use serde::Serialize;
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum State {
+    Ready,
+    Draft,
+    Busy,
+    Dialog(String),
+    Starting,
+    Exited,
+    InMode,
+    NotAgent,
+    Unknown,
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            State::Ready => f.write_str("ready"),
+            State::Draft => f.write_str("draft"),
+            State::Busy => f.write_str("busy"),
+            State::Dialog(k) => write!(f, "dialog:{k}"),
+            State::Starting => f.write_str("starting"),
+            State::Exited => f.write_str("exited"),
+            State::InMode => f.write_str("in-mode"),
+            State::NotAgent => f.write_str("not-agent"),
+            State::Unknown => f.write_str("unknown"),
+        }
+    }
+}
+
+impl State {
+    pub fn parse(s: &str) -> Option<State> {
+        Some(match s {
+            "ready" => State::Ready,
+            "draft" => State::Draft,
+            "busy" => State::Busy,
+            "starting" => State::Starting,
+            "exited" => State::Exited,
+            "in-mode" => State::InMode,
+            "not-agent" => State::NotAgent,
+            "unknown" => State::Unknown,
+            _ => State::Dialog(s.strip_prefix("dialog:")?.to_string()),
+        })
+    }
+}
+
+/// What fired: a rule id and where on the screen.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    pub rule: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub row: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub col: Option<usize>,
+    pub text: String,
+}
+
+impl Evidence {
+    fn new(rule: &str, row: Option<usize>, col: Option<usize>, text: &str) -> Evidence {
+        Evidence { rule: rule.into(), row, col, text: text.into() }
+    }
+}
+
+impl fmt::Display for Evidence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.rule)?;
+        if let Some(r) = self.row {
+            write!(f, " @row {r}")?;
+            if let Some(c) = self.col {
+                write!(f, " col {c}")?;
+            }
+        }
+        if !self.text.is_empty() {
+            write!(f, ": {:?}", self.text)?;
+        }
+        Ok(())
+    }
+}
+
+/// One rule tried, for `explain`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub rule: String,
+    pub fired: bool,
+    pub detail: String,
+}
+
+/// The composer the detector found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Composer {
+    /// First and last row of the composer block.
+    pub row: usize,
+    pub last_row: usize,
+    /// The input text (rows joined by `\n`), trimmed; empty when only a placeholder shows.
+    pub text: String,
+    pub empty: bool,
+    /// The input shows a paste placeholder such as `[Pasted text #1 +91 lines]`.
+    pub paste_placeholder: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdict {
+    pub agent: String,
+    pub state: State,
+    pub evidence: Evidence,
+    pub composer: Option<Composer>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<Check>,
+}
+
+impl Verdict {
+    pub fn reason(&self) -> String {
+        self.evidence.to_string()
+    }
+}
+
+/// Commands that mean "a shell is in the foreground": the agent is gone.
+const SHELLS: &[&str] = &["sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "tcsh", "csh", "nu", "elvish", "xonsh"];
+
+pub fn is_shell(cmd: &str) -> bool {
+    SHELLS.contains(&cmd) || cmd.ends_with(".sh")
+}
+
+struct Ctx<'a> {
+    p: &'a Profile,
+    s: &'a Screen,
+    checks: Vec<Check>,
+}
+
+impl Ctx<'_> {
+    fn check(&mut self, rule: &str, fired: bool, detail: impl Into<String>) {
+        self.checks.push(Check { rule: rule.into(), fired, detail: detail.into() });
+    }
+}
+
+/// Classify one screen with one profile.
+pub fn detect(p: &Profile, s: &Screen) -> Verdict {
+    let mut cx = Ctx { p, s, checks: Vec::new() };
+    let (state, evidence, composer) = classify(&mut cx);
+    Verdict { agent: p.name().to_string(), state, evidence, composer, checks: cx.checks }
+}
+
+type Out = (State, Evidence, Option<Composer>);
+
+fn classify(cx: &mut Ctx) -> Out {
+    let s = cx.s;
+    cx.check("pane.dead", s.dead, format!("pane_dead={}", s.dead as u8));
+    if s.dead {
+        return (State::Exited, Evidence::new("pane.dead", None, None, "pane_dead=1"), None);
+    }
+    cx.check("pane.in-mode", s.in_mode, format!("pane_in_mode={}", s.in_mode as u8));
+    if s.in_mode {
+        return (State::InMode, Evidence::new("pane.in-mode", None, None, "pane_in_mode=1"), None);
+    }
+    let shell = s.command.as_deref().filter(|c| is_shell(c));
+    cx.check("pane.shell-foreground", shell.is_some(), format!("pane_current_command={}", s.command.as_deref().unwrap_or("?")));
+    if let Some(c) = shell {
+        return (State::Exited, Evidence::new("pane.shell-foreground", None, None, c), None);
+    }
+
+    for m in &cx.p.starting {
+        if let Some(ev) = find_marker(m, s, None) {
+            cx.check(&m.def.id, true, ev.to_string());
+            return (State::Starting, ev, None);
+        }
+        cx.check(&m.def.id, false, "starting marker not on screen");
+    }
+
+    let composer = find_composer(cx);
+
+    // Dialogs replace the composer: a marker above a real composer is transcript.
+    let region = composer.as_ref().map(|c| (c.row, s.height));
+    for m in &cx.p.dialog {
+        let hit = find_marker_in(m, s, region, None);
+        cx.check(&m.def.id, hit.is_some(), hit.as_ref().map(|e| e.to_string()).unwrap_or_else(|| "no match".into()));
+        if let Some(ev) = hit {
+            let kind = m.def.kind.clone().unwrap_or_else(|| "other".into());
+            return (State::Dialog(kind), ev, composer);
+        }
+    }
+
+    for m in &cx.p.busy {
+        let hit = find_marker(m, s, composer.as_ref());
+        cx.check(&m.def.id, hit.is_some(), hit.as_ref().map(|e| e.to_string()).unwrap_or_else(|| "no match".into()));
+        if let Some(ev) = hit {
+            return (State::Busy, ev, composer);
+        }
+    }
+
+    if let Some(c) = composer {
+        let rule = if c.empty { "composer.empty" } else { "composer.text" };
+        let ev = Evidence::new(rule, Some(c.row), Some(0), s.row(c.row));
+        cx.check(rule, true, ev.to_string());
+        let state = if c.empty { State::Ready } else { State::Draft };
+        return (state, ev, Some(c));
+    }
+
+    for m in &cx.p.draft {
+        if let Some(ev) = find_marker(m, s, None) {
+            cx.check(&m.def.id, true, ev.to_string());
+            return (State::Draft, ev, None);
+        }
+        cx.check(&m.def.id, false, "no match");
+    }
+
+    if s.rows.iter().all(|r| r.trim().is_empty()) {
+        cx.check("screen.blank", true, "every row is blank");
+        return (State::Starting, Evidence::new("screen.blank", None, None, ""), None);
+    }
+    for (y, row) in s.rows.iter().enumerate() {
+        for re in &cx.p.signature {
+            if let Some(m) = re.find(row) {
+                let ev = Evidence::new("identify.screen-signature", Some(y), Some(text::width(&row[..m.start()])), m.as_str());
+                cx.check("screen.signature-without-composer", true, ev.to_string());
+                return (State::Starting, ev, None);
+            }
+        }
+    }
+    cx.check("screen.signature-without-composer", false, "no composer and no signature");
+    (State::Unknown, Evidence::new("nothing-decisive", None, None, ""), None)
+}
+
+/// Bottom-up: the last row that matches a prompt regex and passes the geometry rules.
+fn find_composer(cx: &mut Ctx) -> Option<Composer> {
+    let (p, s) = (cx.p, cx.s);
+    let g = &p.def.composer;
+    for y in (0..s.rows.len()).rev() {
+        let row = s.row(y);
+        let Some(caps) = p.prompt.iter().find_map(|re| re.captures(row)) else { continue };
+        let first = caps.name("text").map(|m| m.as_str()).unwrap_or("");
+        let id = format!("composer.candidate@{y}");
+        match geometry(cx, y) {
+            Err(why) => cx.check(&id, false, format!("{row:?}: {why}")),
+            Ok(last) => {
+                let mut lines = vec![first.to_string()];
+                for r in y + 1..=last {
+                    let t = s.row(r);
+                    let c = p.continuation.as_ref().and_then(|re| re.captures(t));
+                    lines.push(c.and_then(|c| c.name("text")).map(|m| m.as_str().to_string()).unwrap_or_default());
+                }
+                let joined = lines.join("\n");
+                let text = joined.trim_matches(|c: char| c.is_whitespace() || c == '\u{a0}').to_string();
+                let placeholder = lines[1..].iter().all(|l| l.trim().is_empty())
+                    && p.placeholders.iter().any(|re| re.is_match(first.trim()));
+                let empty = text.is_empty() || placeholder;
+                let paste_placeholder = p.paste_placeholders.iter().any(|re| re.is_match(&text));
+                cx.check(&id, true, format!("{row:?}: rows {y}..={last}, {}", if empty { "empty" } else { "holds text" }));
+                let _ = g;
+                return Some(Composer { row: y, last_row: last, text: if empty { String::new() } else { text }, empty, paste_placeholder });
+            }
+        }
+    }
+    None
+}
+
+/// Check the geometry of a composer candidate on row `y`; Ok(last row of its block).
+fn geometry(cx: &Ctx, y: usize) -> Result<usize, String> {
+    let (p, s) = (cx.p, cx.s);
+    let g = &p.def.composer;
+    let is_rule = |r: usize| p.rule.as_ref().is_some_and(|re| re.is_match(s.row(r)));
+    if let Some(n) = g.rule_above_within {
+        if !(1..=n).any(|d| y >= d && is_rule(y - d)) {
+            return Err(format!("no rule within {n} row(s) above"));
+        }
+    }
+    let cy = s.cursor.map(|c| c.1);
+    let mut last = y;
+    for r in y + 1..s.rows.len().min(y + g.max_rows) {
+        let t = s.row(r);
+        if is_rule(r) {
+            break;
+        }
+        let cont = p.continuation.as_ref().is_some_and(|re| re.is_match(t));
+        let cursor_below = cy.is_some_and(|c| c >= r);
+        if (cont && !t.trim().is_empty()) || (cursor_below && (t.trim().is_empty() || cont)) {
+            last = r;
+        } else {
+            break;
+        }
+    }
+    if g.rule_below && !is_rule(last + 1) {
+        return Err(format!("block rows {y}..={last} not followed by a rule"));
+    }
+    if let Some(off) = g.bottom_offset {
+        if last + off != s.height {
+            return Err(format!("block ends on row {last}, expected pane_height-{off} = {}", s.height.saturating_sub(off)));
+        }
+    }
+    if g.cursor_in_block {
+        if let Some(c) = cy {
+            if c < y || c > last {
+                return Err(format!("cursor row {c} outside block rows {y}..={last}"));
+            }
+        }
+    }
+    if let (Some(want), Some(have)) = (g.cursor_visible, s.cursor_visible) {
+        if want != have {
+            return Err(format!("cursor_flag={} (want {})", have as u8, want as u8));
+        }
+    }
+    Ok(last)
+}
+
+/// Search a marker in its region relative to the composer (whole screen without one).
+fn find_marker(m: &Marker, s: &Screen, composer: Option<&Composer>) -> Option<Evidence> {
+    let d = &m.def;
+    let region = match composer {
+        Some(c) if d.above.is_some() || d.below.is_some() => {
+            let mut ranges = Vec::new();
+            if let Some(a) = d.above {
+                ranges.push((c.row.saturating_sub(a), c.row));
+            }
+            if let Some(b) = d.below {
+                ranges.push((c.last_row + 1, (c.last_row + 1 + b).min(s.height)));
+            }
+            return ranges.into_iter().find_map(|r| find_marker_in(m, s, Some(r), composer));
+        }
+        _ => None,
+    };
+    find_marker_in(m, s, region, composer)
+}
+
+/// Search a marker in rows `[from, to)` (or all rows), honouring `on`, `row` and `cursor_row`.
+fn find_marker_in(m: &Marker, s: &Screen, region: Option<(usize, usize)>, _c: Option<&Composer>) -> Option<Evidence> {
+    let d = &m.def;
+    if d.on.as_deref() == Some("title") {
+        let t = s.title.as_deref()?;
+        let hit = m.re.find(t)?;
+        return Some(Evidence::new(&d.id, None, None, &format!("title {:?}", hit.as_str())));
+    }
+    let (from, to) = region.unwrap_or((0, s.rows.len()));
+    let cursor_row = s.cursor.map(|c| c.1);
+    let fixed = d.row.map(|r| if r >= 0 { r as usize } else { s.height.saturating_sub((-r) as usize) });
+    for y in from..to.min(s.rows.len()) {
+        if fixed.is_some_and(|f| f != y) || (d.cursor_row && cursor_row != Some(y)) {
+            continue;
+        }
+        let row = s.row(y);
+        if let Some(hit) = m.re.find(row) {
+            return Some(Evidence::new(&d.id, Some(y), Some(text::width(&row[..hit.start()])), hit.as_str()));
+        }
+    }
+    None
+}
