@@ -69,7 +69,12 @@ pub struct Evidence {
 
 impl Evidence {
     fn new(rule: &str, row: Option<usize>, col: Option<usize>, text: &str) -> Evidence {
-        Evidence { rule: rule.into(), row, col, text: text.into() }
+        Evidence {
+            rule: rule.into(),
+            row,
+            col,
+            text: text.into(),
+        }
     }
 }
 
@@ -127,7 +132,9 @@ impl Verdict {
 }
 
 /// Commands that mean "a shell is in the foreground": the agent is gone.
-const SHELLS: &[&str] = &["sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "tcsh", "csh", "nu", "elvish", "xonsh"];
+const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "tcsh", "csh", "nu", "elvish", "xonsh",
+];
 
 pub fn is_shell(cmd: &str) -> bool {
     SHELLS.contains(&cmd) || cmd.ends_with(".sh")
@@ -141,15 +148,29 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn check(&mut self, rule: &str, fired: bool, detail: impl Into<String>) {
-        self.checks.push(Check { rule: rule.into(), fired, detail: detail.into() });
+        self.checks.push(Check {
+            rule: rule.into(),
+            fired,
+            detail: detail.into(),
+        });
     }
 }
 
 /// Classify one screen with one profile.
 pub fn detect(p: &Profile, s: &Screen) -> Verdict {
-    let mut cx = Ctx { p, s, checks: Vec::new() };
+    let mut cx = Ctx {
+        p,
+        s,
+        checks: Vec::new(),
+    };
     let (state, evidence, composer) = classify(&mut cx);
-    Verdict { agent: p.name().to_string(), state, evidence, composer, checks: cx.checks }
+    Verdict {
+        agent: p.name().to_string(),
+        state,
+        evidence,
+        composer,
+        checks: cx.checks,
+    }
 }
 
 type Out = (State, Evidence, Option<Composer>);
@@ -158,16 +179,39 @@ fn classify(cx: &mut Ctx) -> Out {
     let s = cx.s;
     cx.check("pane.dead", s.dead, format!("pane_dead={}", s.dead as u8));
     if s.dead {
-        return (State::Exited, Evidence::new("pane.dead", None, None, "pane_dead=1"), None);
+        return (
+            State::Exited,
+            Evidence::new("pane.dead", None, None, "pane_dead=1"),
+            None,
+        );
     }
-    cx.check("pane.in-mode", s.in_mode, format!("pane_in_mode={}", s.in_mode as u8));
+    cx.check(
+        "pane.in-mode",
+        s.in_mode,
+        format!("pane_in_mode={}", s.in_mode as u8),
+    );
     if s.in_mode {
-        return (State::InMode, Evidence::new("pane.in-mode", None, None, "pane_in_mode=1"), None);
+        return (
+            State::InMode,
+            Evidence::new("pane.in-mode", None, None, "pane_in_mode=1"),
+            None,
+        );
     }
     let shell = s.command.as_deref().filter(|c| is_shell(c));
-    cx.check("pane.shell-foreground", shell.is_some(), format!("pane_current_command={}", s.command.as_deref().unwrap_or("?")));
+    cx.check(
+        "pane.shell-foreground",
+        shell.is_some(),
+        format!(
+            "pane_current_command={}",
+            s.command.as_deref().unwrap_or("?")
+        ),
+    );
     if let Some(c) = shell {
-        return (State::Exited, Evidence::new("pane.shell-foreground", None, None, c), None);
+        return (
+            State::Exited,
+            Evidence::new("pane.shell-foreground", None, None, c),
+            None,
+        );
     }
 
     for m in &cx.p.starting {
@@ -184,7 +228,13 @@ fn classify(cx: &mut Ctx) -> Out {
     let region = composer.as_ref().map(|c| (c.row, s.height));
     for m in &cx.p.dialog {
         let hit = find_marker_in(m, s, region, None);
-        cx.check(&m.def.id, hit.is_some(), hit.as_ref().map(|e| e.to_string()).unwrap_or_else(|| "no match".into()));
+        cx.check(
+            &m.def.id,
+            hit.is_some(),
+            hit.as_ref()
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| "no match".into()),
+        );
         if let Some(ev) = hit {
             let kind = m.def.kind.clone().unwrap_or_else(|| "other".into());
             return (State::Dialog(kind), ev, composer);
@@ -193,14 +243,24 @@ fn classify(cx: &mut Ctx) -> Out {
 
     for m in &cx.p.busy {
         let hit = find_marker(m, s, composer.as_ref());
-        cx.check(&m.def.id, hit.is_some(), hit.as_ref().map(|e| e.to_string()).unwrap_or_else(|| "no match".into()));
+        cx.check(
+            &m.def.id,
+            hit.is_some(),
+            hit.as_ref()
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| "no match".into()),
+        );
         if let Some(ev) = hit {
             return (State::Busy, ev, composer);
         }
     }
 
     if let Some(c) = composer {
-        let rule = if c.empty { "composer.empty" } else { "composer.text" };
+        let rule = if c.empty {
+            "composer.empty"
+        } else {
+            "composer.text"
+        };
         let ev = Evidence::new(rule, Some(c.row), Some(0), s.row(c.row));
         cx.check(rule, true, ev.to_string());
         let state = if c.empty { State::Ready } else { State::Draft };
@@ -217,19 +277,36 @@ fn classify(cx: &mut Ctx) -> Out {
 
     if s.rows.iter().all(|r| r.trim().is_empty()) {
         cx.check("screen.blank", true, "every row is blank");
-        return (State::Starting, Evidence::new("screen.blank", None, None, ""), None);
+        return (
+            State::Starting,
+            Evidence::new("screen.blank", None, None, ""),
+            None,
+        );
     }
     for (y, row) in s.rows.iter().enumerate() {
         for re in &cx.p.signature {
             if let Some(m) = re.find(row) {
-                let ev = Evidence::new("identify.screen-signature", Some(y), Some(text::width(&row[..m.start()])), m.as_str());
+                let ev = Evidence::new(
+                    "identify.screen-signature",
+                    Some(y),
+                    Some(text::width(&row[..m.start()])),
+                    m.as_str(),
+                );
                 cx.check("screen.signature-without-composer", true, ev.to_string());
                 return (State::Starting, ev, None);
             }
         }
     }
-    cx.check("screen.signature-without-composer", false, "no composer and no signature");
-    (State::Unknown, Evidence::new("nothing-decisive", None, None, ""), None)
+    cx.check(
+        "screen.signature-without-composer",
+        false,
+        "no composer and no signature",
+    );
+    (
+        State::Unknown,
+        Evidence::new("nothing-decisive", None, None, ""),
+        None,
+    )
 }
 
 /// Bottom-up: the last row that matches a prompt regex and passes the geometry rules.
@@ -238,7 +315,9 @@ fn find_composer(cx: &mut Ctx) -> Option<Composer> {
     let g = &p.def.composer;
     for y in (0..s.rows.len()).rev() {
         let row = s.row(y);
-        let Some(caps) = p.prompt.iter().find_map(|re| re.captures(row)) else { continue };
+        let Some(caps) = p.prompt.iter().find_map(|re| re.captures(row)) else {
+            continue;
+        };
         let first = caps.name("text").map(|m| m.as_str()).unwrap_or("");
         let id = format!("composer.candidate@{y}");
         match geometry(cx, y) {
@@ -248,17 +327,36 @@ fn find_composer(cx: &mut Ctx) -> Option<Composer> {
                 for r in y + 1..=last {
                     let t = s.row(r);
                     let c = p.continuation.as_ref().and_then(|re| re.captures(t));
-                    lines.push(c.and_then(|c| c.name("text")).map(|m| m.as_str().to_string()).unwrap_or_default());
+                    lines.push(
+                        c.and_then(|c| c.name("text"))
+                            .map(|m| m.as_str().to_string())
+                            .unwrap_or_default(),
+                    );
                 }
                 let joined = lines.join("\n");
-                let text = joined.trim_matches(|c: char| c.is_whitespace() || c == '\u{a0}').to_string();
+                let text = joined
+                    .trim_matches(|c: char| c.is_whitespace() || c == '\u{a0}')
+                    .to_string();
                 let placeholder = lines[1..].iter().all(|l| l.trim().is_empty())
                     && p.placeholders.iter().any(|re| re.is_match(first.trim()));
                 let empty = text.is_empty() || placeholder;
                 let paste_placeholder = p.paste_placeholders.iter().any(|re| re.is_match(&text));
-                cx.check(&id, true, format!("{row:?}: rows {y}..={last}, {}", if empty { "empty" } else { "holds text" }));
+                cx.check(
+                    &id,
+                    true,
+                    format!(
+                        "{row:?}: rows {y}..={last}, {}",
+                        if empty { "empty" } else { "holds text" }
+                    ),
+                );
                 let _ = g;
-                return Some(Composer { row: y, last_row: last, text: if empty { String::new() } else { text }, empty, paste_placeholder });
+                return Some(Composer {
+                    row: y,
+                    last_row: last,
+                    text: if empty { String::new() } else { text },
+                    empty,
+                    paste_placeholder,
+                });
             }
         }
     }
@@ -295,7 +393,10 @@ fn geometry(cx: &Ctx, y: usize) -> Result<usize, String> {
     }
     if let Some(off) = g.bottom_offset {
         if last + off != s.height {
-            return Err(format!("block ends on row {last}, expected pane_height-{off} = {}", s.height.saturating_sub(off)));
+            return Err(format!(
+                "block ends on row {last}, expected pane_height-{off} = {}",
+                s.height.saturating_sub(off)
+            ));
         }
     }
     if g.cursor_in_block {
@@ -325,7 +426,9 @@ fn find_marker(m: &Marker, s: &Screen, composer: Option<&Composer>) -> Option<Ev
             if let Some(b) = d.below {
                 ranges.push((c.last_row + 1, (c.last_row + 1 + b).min(s.height)));
             }
-            return ranges.into_iter().find_map(|r| find_marker_in(m, s, Some(r), composer));
+            return ranges
+                .into_iter()
+                .find_map(|r| find_marker_in(m, s, Some(r), composer));
         }
         _ => None,
     };
@@ -333,23 +436,44 @@ fn find_marker(m: &Marker, s: &Screen, composer: Option<&Composer>) -> Option<Ev
 }
 
 /// Search a marker in rows `[from, to)` (or all rows), honouring `on`, `row` and `cursor_row`.
-fn find_marker_in(m: &Marker, s: &Screen, region: Option<(usize, usize)>, _c: Option<&Composer>) -> Option<Evidence> {
+fn find_marker_in(
+    m: &Marker,
+    s: &Screen,
+    region: Option<(usize, usize)>,
+    _c: Option<&Composer>,
+) -> Option<Evidence> {
     let d = &m.def;
     if d.on.as_deref() == Some("title") {
         let t = s.title.as_deref()?;
         let hit = m.re.find(t)?;
-        return Some(Evidence::new(&d.id, None, None, &format!("title {:?}", hit.as_str())));
+        return Some(Evidence::new(
+            &d.id,
+            None,
+            None,
+            &format!("title {:?}", hit.as_str()),
+        ));
     }
     let (from, to) = region.unwrap_or((0, s.rows.len()));
     let cursor_row = s.cursor.map(|c| c.1);
-    let fixed = d.row.map(|r| if r >= 0 { r as usize } else { s.height.saturating_sub((-r) as usize) });
+    let fixed = d.row.map(|r| {
+        if r >= 0 {
+            r as usize
+        } else {
+            s.height.saturating_sub((-r) as usize)
+        }
+    });
     for y in from..to.min(s.rows.len()) {
         if fixed.is_some_and(|f| f != y) || (d.cursor_row && cursor_row != Some(y)) {
             continue;
         }
         let row = s.row(y);
         if let Some(hit) = m.re.find(row) {
-            return Some(Evidence::new(&d.id, Some(y), Some(text::width(&row[..hit.start()])), hit.as_str()));
+            return Some(Evidence::new(
+                &d.id,
+                Some(y),
+                Some(text::width(&row[..hit.start()])),
+                hit.as_str(),
+            ));
         }
     }
     None

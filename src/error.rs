@@ -62,7 +62,11 @@ pub enum Error {
     #[error("pane {0} is locked by another sender (waited {1} ms)")]
     Locked(String, u64),
     #[error("delivery failed after {sent} of {total} chunks: {msg}")]
-    DeliveryFailed { sent: usize, total: usize, msg: String },
+    DeliveryFailed {
+        sent: usize,
+        total: usize,
+        msg: String,
+    },
     #[error("{0}")]
     Io(#[from] std::io::Error),
     #[error("{0}")]

@@ -43,7 +43,9 @@ impl Screen {
         let mut s = Screen::default();
         let (mut cx, mut cy) = (None, None);
         for line in meta.lines() {
-            let Some((k, v)) = line.split_once('=') else { continue };
+            let Some((k, v)) = line.split_once('=') else {
+                continue;
+            };
             let num = || v.trim().parse::<usize>().ok();
             match k.trim() {
                 "cursor_x" => cx = num(),
@@ -67,7 +69,10 @@ impl Screen {
         if let (Some(x), Some(y)) = (cx, cy) {
             s.cursor = Some((x, y));
         }
-        s.rows = text.lines().map(|l| l.trim_end_matches([' ', '\r']).to_string()).collect();
+        s.rows = text
+            .lines()
+            .map(|l| l.trim_end_matches([' ', '\r']).to_string())
+            .collect();
         if s.height == 0 {
             s.height = s.rows.len();
         }
@@ -76,7 +81,12 @@ impl Screen {
             s.rows.push(String::new());
         }
         if s.width == 0 {
-            s.width = s.rows.iter().map(|r| crate::text::width(r)).max().unwrap_or(0);
+            s.width = s
+                .rows
+                .iter()
+                .map(|r| crate::text::width(r))
+                .max()
+                .unwrap_or(0);
         }
         s
     }
@@ -126,7 +136,10 @@ impl Screen {
         if let Some(c) = &self.command {
             out += &format!("pane_current_command={c}\n");
         }
-        out += &format!("pane_in_mode={}\npane_dead={}\n", self.in_mode as u8, self.dead as u8);
+        out += &format!(
+            "pane_in_mode={}\npane_dead={}\n",
+            self.in_mode as u8, self.dead as u8
+        );
         if let Some(t) = &self.title {
             out += &format!("pane_title={t}\n");
         }

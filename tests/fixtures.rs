@@ -19,9 +19,18 @@ fn every_fixture_is_classified_as_its_manifest_says() {
         let v = detect(profiles.get(agent).unwrap(), &screen);
         n += 1;
         if v.state.to_string() != want {
-            failures.push(format!("{file}: want {want}, got {} ({})", v.state, v.reason()));
+            failures.push(format!(
+                "{file}: want {want}, got {} ({})",
+                v.state,
+                v.reason()
+            ));
         }
     }
     assert!(n >= 100, "only {n} fixtures");
-    assert!(failures.is_empty(), "{} of {n} misclassified:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {n} misclassified:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -216,7 +216,8 @@ impl Profile {
         let re = |what: &str, s: &str| {
             Regex::new(s).map_err(|e| Error::Profile(format!("{name}: {what}: bad regex: {e}")))
         };
-        let res = |what: &str, v: &[String]| v.iter().map(|s| re(what, s)).collect::<Result<Vec<_>>>();
+        let res =
+            |what: &str, v: &[String]| v.iter().map(|s| re(what, s)).collect::<Result<Vec<_>>>();
         let markers = |what: &str, v: &[MarkerDef]| {
             v.iter()
                 .map(|m| {
@@ -239,7 +240,10 @@ impl Profile {
                             )))
                         }
                     }
-                    Ok(Marker { def: m.clone(), re: re(&format!("{what} {}", m.id), &m.regex)? })
+                    Ok(Marker {
+                        def: m.clone(),
+                        re: re(&format!("{what} {}", m.id), &m.regex)?,
+                    })
                 })
                 .collect::<Result<Vec<_>>>()
         };
@@ -248,14 +252,29 @@ impl Profile {
         }
         let cap = &def.delivery;
         if cap.raw_chunk_max == 0 {
-            return Err(Error::Profile(format!("{name}: delivery.raw_chunk_max must be > 0")));
+            return Err(Error::Profile(format!(
+                "{name}: delivery.raw_chunk_max must be > 0"
+            )));
         }
         Ok(Profile {
             prompt: res("composer.prompt", &def.composer.prompt)?,
-            continuation: def.composer.continuation.as_deref().map(|s| re("composer.continuation", s)).transpose()?,
-            rule: def.composer.rule.as_deref().map(|s| re("composer.rule", s)).transpose()?,
+            continuation: def
+                .composer
+                .continuation
+                .as_deref()
+                .map(|s| re("composer.continuation", s))
+                .transpose()?,
+            rule: def
+                .composer
+                .rule
+                .as_deref()
+                .map(|s| re("composer.rule", s))
+                .transpose()?,
             placeholders: res("composer.placeholders", &def.composer.placeholders)?,
-            paste_placeholders: res("composer.paste_placeholders", &def.composer.paste_placeholders)?,
+            paste_placeholders: res(
+                "composer.paste_placeholders",
+                &def.composer.paste_placeholders,
+            )?,
             busy: markers("busy", &def.busy)?,
             dialog: markers("dialog", &def.dialog)?,
             queued: markers("queued", &def.queued)?,
@@ -269,7 +288,14 @@ impl Profile {
     }
 }
 
-pub const DIALOG_KINDS: &[&str] = &["trust", "api-key", "onboarding", "permission", "login", "other"];
+pub const DIALOG_KINDS: &[&str] = &[
+    "trust",
+    "api-key",
+    "onboarding",
+    "permission",
+    "login",
+    "other",
+];
 
 /// A user file holds `[[agent]]` tables, each a full profile.
 #[derive(Debug, Deserialize)]
@@ -290,8 +316,10 @@ impl Profiles {
         let list = BUILTIN
             .iter()
             .map(|(n, text)| {
-                let def: ProfileDef = toml::from_str(text).unwrap_or_else(|e| panic!("built-in profile {n}: {e}"));
-                Profile::compile(def, "builtin").unwrap_or_else(|e| panic!("built-in profile {n}: {e}"))
+                let def: ProfileDef =
+                    toml::from_str(text).unwrap_or_else(|e| panic!("built-in profile {n}: {e}"));
+                Profile::compile(def, "builtin")
+                    .unwrap_or_else(|e| panic!("built-in profile {n}: {e}"))
             })
             .collect();
         Profiles { list }
@@ -327,7 +355,8 @@ impl Profiles {
     }
 
     pub fn merge_str(&mut self, text: &str, source: &str) -> Result<()> {
-        let uf: UserFile = toml::from_str(text).map_err(|e| Error::Profile(format!("{source}: {e}")))?;
+        let uf: UserFile =
+            toml::from_str(text).map_err(|e| Error::Profile(format!("{source}: {e}")))?;
         for def in uf.agent {
             let p = Profile::compile(def, source)?;
             match self.list.iter_mut().find(|q| q.name() == p.name()) {
@@ -339,9 +368,10 @@ impl Profiles {
     }
 
     pub fn get(&self, name: &str) -> Result<&Profile> {
-        self.list.iter().find(|p| p.name() == name).ok_or_else(|| {
-            Error::UnknownAgent(name.to_string(), self.names().join(", "))
-        })
+        self.list
+            .iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| Error::UnknownAgent(name.to_string(), self.names().join(", ")))
     }
 
     pub fn names(&self) -> Vec<&str> {
@@ -359,26 +389,42 @@ mod tests {
         assert_eq!(p.names(), vec!["claude", "codex", "gemini"]);
     }
 
+    /// A built-in profile rewritten as one `[[agent]]` entry of a user file.
+    pub(crate) fn as_user_entry(builtin: &str) -> String {
+        let body: Vec<String> = builtin
+            .lines()
+            .map(|l| {
+                if let Some(r) = l.strip_prefix("[[") {
+                    format!("[[agent.{r}")
+                } else if let Some(r) = l.strip_prefix('[') {
+                    format!("[agent.{r}")
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect();
+        format!("[[agent]]\n{}\n", body.join("\n"))
+    }
+
     #[test]
     fn user_file_overrides_and_adds() {
         let mut p = Profiles::builtin();
-        let mut claude: ProfileDef = toml::from_str(BUILTIN[0].1).unwrap();
-        claude.delivery.submit_delay_ms = 999;
-        let mut extra = claude.clone();
-        extra.name = "aider".into();
-        #[derive(Serialize)]
-        struct F {
-            agent: Vec<ProfileDef>,
-        }
-        let text = toml::to_string(&F { agent: vec![claude, extra] });
-        // toml's serializer is not enabled; build by hand instead when absent
-        let text = text.unwrap_or_default();
-        if text.is_empty() {
-            return;
-        }
-        p.merge_str(&text, "test").unwrap();
+        let claude =
+            as_user_entry(BUILTIN[0].1).replace("submit_delay_ms = 150", "submit_delay_ms = 999");
+        let aider =
+            as_user_entry(BUILTIN[0].1).replacen("name = \"claude\"", "name = \"aider\"", 1);
+        p.merge_str(&format!("{claude}\n{aider}"), "test").unwrap();
         assert_eq!(p.get("claude").unwrap().capability().submit_delay_ms, 999);
+        assert_eq!(p.get("claude").unwrap().source, "test");
         assert!(p.get("aider").is_ok());
+        assert_eq!(p.names(), vec!["claude", "codex", "gemini", "aider"]);
+    }
+
+    #[test]
+    fn a_typo_in_a_user_file_is_a_profile_error() {
+        let mut p = Profiles::builtin();
+        let bad = as_user_entry(BUILTIN[0].1).replace("submit_delay_ms", "submit_dealy_ms");
+        assert!(matches!(p.merge_str(&bad, "t"), Err(Error::Profile(_))));
     }
 
     #[test]
@@ -389,12 +435,10 @@ mod tests {
 
     #[test]
     fn bad_dialog_kind_is_refused() {
-        let mut p = Profiles::builtin();
-        let t = BUILTIN[0].1.replacen("kind = \"trust\"", "kind = \"bogus\"", 1);
-        let wrapped = format!("[[agent]]\n{}", t.replace("\n[", "\n[agent."));
-        let _ = wrapped; // shape check happens in tests/profiles.rs with a real file
+        let t = BUILTIN[0]
+            .1
+            .replacen("kind = \"trust\"", "kind = \"bogus\"", 1);
         let def: ProfileDef = toml::from_str(&t).unwrap();
         assert!(Profile::compile(def, "t").is_err());
-        let _ = &mut p;
     }
 }
