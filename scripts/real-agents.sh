@@ -336,8 +336,11 @@ alive() {
 # kill_set PID...: SIGTERM, wait up to 3 s, SIGKILL what is left; prints how many were signalled
 kill_set() {
 	local pids=() p i left
+	local -A seen=()
 	for p in "$@"; do
-		[[ $p =~ ^[0-9]+$ ]] && [[ $p != 1 ]] && [[ $p != "$$" ]] && alive "$p" && pids+=("$p")
+		if ! [[ $p =~ ^[0-9]+$ ]] || [[ $p == 1 || $p == "$$" || -n ${seen[$p]:-} ]]; then continue; fi
+		seen[$p]=1
+		alive "$p" && pids+=("$p")
 	done
 	if [[ ${#pids[@]} -eq 0 ]]; then
 		echo 0
