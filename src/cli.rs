@@ -1,0 +1,255 @@
+//! The command line: clap derive, one variant per command, and the mapping
+//! from errors to exit codes.
+
+use crate::error::{code, Error};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(name = "promptgate", version, about = "Get a prompt into an AI coding agent in a tmux pane exactly once", long_about = None)]
+pub struct Cli {
+    /// tmux server socket name (like `tmux -L`)
+    #[arg(
+        short = 'L',
+        global = true,
+        value_name = "NAME",
+        conflicts_with = "socket_path"
+    )]
+    pub socket_name: Option<String>,
+    /// tmux server socket path (like `tmux -S`)
+    #[arg(short = 'S', global = true, value_name = "PATH")]
+    pub socket_path: Option<String>,
+    /// Agent profiles file (default: $XDG_CONFIG_HOME/promptgate/agents.toml)
+    #[arg(long, global = true, value_name = "FILE", env = "PROMPTGATE_PROFILES")]
+    pub profiles: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Print each pane's agent and state: pane, agent, state, reason
+    State(StateArgs),
+    /// Show every rule tried on a pane and whether it fired
+    Explain(ExplainArgs),
+    /// Classify a saved capture offline (`NAME.txt` + `NAME.meta`)
+    Detect(DetectArgs),
+    /// Save a pane as NAME.txt, NAME.ansi and NAME.meta (a fixture)
+    Capture(CaptureArgs),
+    /// Wait until a pane is ready for input (the gate alone)
+    Wait(WaitArgs),
+    /// Deliver a prompt: gate, plan, type, submit, verify
+    Send(SendArgs),
+    /// Print the delivery plan for a body, without touching tmux
+    Plan(PlanArgs),
+    /// List the agent profiles, or print one as TOML
+    Profiles(ProfilesArgs),
+    /// Open a private tmux server with a simulated agent and deliver to it
+    Demo(DemoArgs),
+    /// A simulated agent for tests and the demo
+    #[command(hide = true)]
+    FakeAgent(FakeAgentPlaceholder),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct FakeAgentPlaceholder {}
+
+#[derive(Args, Debug, Clone)]
+pub struct Target {
+    /// Target pane (`%3`, `session`, `session:1.2`); default: the current pane
+    #[arg(short = 't', long = "target", value_name = "PANE")]
+    pub target: Option<String>,
+    /// Use this agent profile instead of identifying the agent
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct StateArgs {
+    #[command(flatten)]
+    pub t: Target,
+    /// Every pane of the server
+    #[arg(long, conflicts_with = "target")]
+    pub all: bool,
+    /// One JSON object per pane
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ExplainArgs {
+    #[command(flatten)]
+    pub t: Target,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct DetectArgs {
+    /// Agent profile to apply
+    #[arg(long, value_name = "NAME")]
+    pub agent: String,
+    /// Saved screen (`capture-pane -p` text)
+    #[arg(long, value_name = "FILE")]
+    pub screen: PathBuf,
+    /// Its `.meta` (default: the screen file with extension .meta, if present)
+    #[arg(long, value_name = "FILE")]
+    pub meta: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+    /// Also print every rule tried
+    #[arg(long)]
+    pub explain: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CaptureArgs {
+    #[command(flatten)]
+    pub t: Target,
+    /// Output path without extension: writes OUT.txt, OUT.ansi, OUT.meta
+    #[arg(short = 'o', long = "output", value_name = "DIR/NAME")]
+    pub output: PathBuf,
+    /// Recorded as `agent_version=` in the .meta
+    #[arg(long, value_name = "VERSION")]
+    pub agent_version: Option<String>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct GateFlags {
+    /// Give up after this many seconds
+    #[arg(long, default_value_t = 15.0, value_name = "SECS")]
+    pub timeout: f64,
+    /// Poll interval
+    #[arg(long, default_value_t = 25, value_name = "MS")]
+    pub interval: u64,
+    /// The screen must hold still this long
+    #[arg(long, default_value_t = 100, value_name = "MS")]
+    pub stable: u64,
+    /// Wait through `busy` instead of failing on it
+    #[arg(long)]
+    pub wait_busy: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct WaitArgs {
+    #[command(flatten)]
+    pub t: Target,
+    #[command(flatten)]
+    pub gate: GateFlags,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct SendArgs {
+    #[command(flatten)]
+    pub t: Target,
+    #[command(flatten)]
+    pub gate: GateFlags,
+    /// Read the body from FILE (`-` for stdin)
+    #[arg(
+        short = 'f',
+        long = "file",
+        value_name = "FILE",
+        conflicts_with = "body"
+    )]
+    pub file: Option<PathBuf>,
+    /// Skip the gate (still plans, sanitises and verifies); also PROMPTGATE_GATE=off
+    #[arg(long)]
+    pub force: bool,
+    /// Leave copy/view mode first instead of refusing
+    #[arg(long)]
+    pub cancel_mode: bool,
+    /// Clear a draft in the composer first instead of refusing
+    #[arg(long)]
+    pub replace_draft: bool,
+    /// Seconds to watch for the receipt after the submit key
+    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    pub verify_timeout: f64,
+    /// Do not watch for a receipt (exit 0 once the submit key is sent)
+    #[arg(long)]
+    pub no_verify: bool,
+    /// Seconds to wait for another sender to this pane to finish
+    #[arg(long, default_value_t = 120.0, value_name = "SECS")]
+    pub lock_timeout: f64,
+    /// Print the receipt as JSON
+    #[arg(long)]
+    pub json: bool,
+    /// The prompt (words are joined by spaces); or use -f, or pipe it on stdin
+    #[arg(
+        value_name = "BODY",
+        allow_hyphen_values = true,
+        trailing_var_arg = true
+    )]
+    pub body: Vec<std::ffi::OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct PlanArgs {
+    /// Agent profile whose delivery capability to use
+    #[arg(long, value_name = "NAME")]
+    pub agent: String,
+    /// Read the body from FILE (`-` for stdin)
+    #[arg(
+        short = 'f',
+        long = "file",
+        value_name = "FILE",
+        conflicts_with = "body"
+    )]
+    pub file: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(
+        value_name = "BODY",
+        allow_hyphen_values = true,
+        trailing_var_arg = true
+    )]
+    pub body: Vec<std::ffi::OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct ProfilesArgs {
+    /// Print this profile as TOML (a starting point for agents.toml)
+    #[arg(long, value_name = "NAME")]
+    pub show: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// Which agent the simulated one looks like
+    #[arg(long, default_value = "claude", value_parser = ["claude", "codex", "gemini"])]
+    pub like: String,
+    /// The prompt to deliver
+    #[arg(
+        long,
+        default_value = "fix the failing test in src/lib.rs;\nthen run the suite"
+    )]
+    pub body: String,
+    /// Leave the demo server running and print how to attach
+    #[arg(long)]
+    pub keep: bool,
+}
+
+/// Parse, run, map errors to exit codes. `main` is only this.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
+                _ => code::USAGE,
+            };
+        }
+    };
+    match crate::cmd::run(cli) {
+        Ok(code) => code,
+        Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            eprintln!("promptgate: {e}");
+            e.exit_code()
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! One small file per command. Shared here: opening a pane, observing it
+//! (read -> identify -> detect), refusals, and output that survives a closed pipe.
+
+mod capture;
+mod demo;
+mod detect;
+mod explain;
+mod plan;
+mod profiles;
+mod send;
+mod state;
+mod wait;
+
+use crate::cli::{Cli, Command};
+use crate::detect::{detect, Evidence, State, Verdict};
+use crate::error::{code, Error, Refusal, Result};
+use crate::identify::{identify, process_tree, Identity};
+use crate::profile::Profiles;
+use crate::screen::Screen;
+use crate::tmux::{Server, Tmux};
+use std::io::{Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+
+pub fn run(cli: Cli) -> Result<i32> {
+    let server = match (&cli.socket_name, &cli.socket_path) {
+        (Some(n), _) => Server::Name(n.clone()),
+        (_, Some(p)) => Server::Path(p.clone()),
+        _ => Server::Default,
+    };
+    let profiles = || Profiles::load(cli.profiles.as_deref());
+    match cli.command {
+        Command::State(a) => state::run(&server, &profiles()?, a),
+        Command::Explain(a) => explain::run(&server, &profiles()?, a),
+        Command::Detect(a) => detect::run(&profiles()?, a),
+        Command::Capture(a) => capture::run(&server, &profiles()?, a),
+        Command::Wait(a) => wait::run(&server, &profiles()?, a),
+        Command::Send(a) => send::run(&server, &profiles()?, a),
+        Command::Plan(a) => plan::run(&profiles()?, a),
+        Command::Profiles(a) => profiles::run(&profiles()?, cli.profiles.as_deref(), a),
+        Command::Demo(a) => demo::run(a),
+        Command::FakeAgent(_) => Err(Error::Other("fake-agent: not built".into())),
+    }
+}
+
+/// `-t` or, inside tmux, the current pane.
+pub fn target(t: &Option<String>) -> Result<String> {
+    match t {
+        Some(t) => Ok(t.clone()),
+        None => std::env::var("TMUX_PANE")
+            .ok()
+            .filter(|p| !p.is_empty())
+            .ok_or_else(|| Error::Usage("no -t PANE given and not inside tmux".into())),
+    }
+}
+
+/// One look at a pane: the screen, who runs there, and the verdict.
+#[derive(Debug, Clone)]
+pub struct Observed {
+    pub pane: String,
+    pub screen: Screen,
+    pub identity: Identity,
+    pub verdict: Verdict,
+}
+
+pub fn observe(
+    tmux: &mut dyn Tmux,
+    profiles: &Profiles,
+    agent: Option<&str>,
+    pane: &str,
+) -> Result<Observed> {
+    let screen = tmux.read(pane)?;
+    observe_screen(profiles, agent, pane, screen)
+}
+
+pub fn observe_screen(
+    profiles: &Profiles,
+    agent: Option<&str>,
+    pane: &str,
+    screen: Screen,
+) -> Result<Observed> {
+    let procs = match (agent, screen.pid) {
+        (None, Some(pid)) => process_tree(pid),
+        _ => Vec::new(),
+    };
+    let identity = identify(profiles, agent, &screen, &procs)?;
+    let verdict = match &identity.agent {
+        Some(name) => detect(profiles.get(name)?, &screen),
+        None => not_agent(&screen, &identity),
+    };
+    Ok(Observed {
+        pane: pane.to_string(),
+        screen,
+        identity,
+        verdict,
+    })
+}
+
+/// The verdict for a pane where no agent was identified.
+pub fn not_agent(screen: &Screen, id: &Identity) -> Verdict {
+    let (state, rule) = if screen.dead {
+        (State::Exited, "pane.dead")
+    } else if screen.in_mode {
+        (State::InMode, "pane.in-mode")
+    } else {
+        (State::NotAgent, "identify.none")
+    };
+    Verdict {
+        agent: "-".into(),
+        state,
+        evidence: Evidence {
+            rule: rule.into(),
+            row: None,
+            col: None,
+            text: id.detail.clone(),
+        },
+        composer: None,
+        checks: Vec::new(),
+    }
+}
+
+/// The refusal (with its exit code) for a pane that is not ready.
+pub fn refusal(state: &State, reason: &str, timed_out: bool) -> Error {
+    let c = match state {
+        _ if timed_out => code::TIMEOUT,
+        State::Dialog(_) => code::REFUSED_DIALOG,
+        State::Busy => code::REFUSED_BUSY,
+        State::InMode => code::REFUSED_MODE,
+        State::NotAgent => code::REFUSED_NOT_AGENT,
+        State::Exited => code::REFUSED_EXITED,
+        State::Draft => code::REFUSED_DRAFT,
+        _ => code::TIMEOUT,
+    };
+    let what = match state {
+        _ if timed_out => "not ready",
+        State::Dialog(_) => "refused: a dialog is open, nothing typed",
+        State::Busy => "refused: the agent is busy (use --wait-busy to wait)",
+        State::InMode => "refused: the pane is in copy/view mode (use --cancel-mode)",
+        State::NotAgent => "refused: no agent runs in this pane (use --agent NAME if one does)",
+        State::Exited => "refused: the agent has exited",
+        State::Draft => "refused: the composer holds a draft (use --replace-draft)",
+        _ => "not ready",
+    };
+    Error::Refused(Refusal {
+        code: c,
+        message: format!("{what}: {reason}"),
+    })
+}
+
+/// Print a line to stdout; a closed pipe ends the command quietly (exit 0).
+pub fn out(line: &str) -> Result<()> {
+    let mut o = std::io::stdout().lock();
+    o.write_all(line.as_bytes())?;
+    o.write_all(b"\n")?;
+    o.flush()?;
+    Ok(())
+}
+
+/// The body: `-f FILE` (`-` = stdin), else the words joined by spaces, else stdin
+/// when it is not a terminal.
+pub fn read_body(file: &Option<PathBuf>, words: &[std::ffi::OsString]) -> Result<Vec<u8>> {
+    if let Some(f) = file {
+        if f.as_os_str() == "-" {
+            return read_stdin();
+        }
+        return std::fs::read(f)
+            .map_err(|e| Error::BadBody(format!("cannot read {}: {e}", f.display())));
+    }
+    if !words.is_empty() {
+        return Ok(words
+            .iter()
+            .map(|w| w.as_bytes().to_vec())
+            .collect::<Vec<_>>()
+            .join(&b' '));
+    }
+    if unsafe { libc::isatty(0) } == 1 {
+        return Err(Error::Usage(
+            "no body: give it as arguments, with -f FILE, or on stdin".into(),
+        ));
+    }
+    read_stdin()
+}
+
+fn read_stdin() -> Result<Vec<u8>> {
+    let mut v = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(crate::plan::MAX_BODY_BYTES as u64 + 1)
+        .read_to_end(&mut v)?;
+    Ok(v)
+}
+
+pub fn secs(s: f64) -> std::time::Duration {
+    std::time::Duration::from_secs_f64(s.max(0.0))
+}

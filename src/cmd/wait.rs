@@ -1,0 +1,87 @@
+use super::{observe_screen, out, refusal, secs, target};
+use crate::cli::{GateFlags, WaitArgs};
+use crate::detect::State;
+use crate::error::Result;
+use crate::gate::{wait, GateOpts, GateResult, SystemClock};
+use crate::profile::Profiles;
+use crate::tmux::{Control, Process, Server, Tmux};
+use std::time::Duration;
+
+pub fn opts(g: &GateFlags) -> GateOpts {
+    GateOpts {
+        timeout: secs(g.timeout),
+        interval: Duration::from_millis(g.interval.max(1)),
+        stable: Duration::from_millis(g.stable),
+        wait_busy: g.wait_busy,
+    }
+}
+
+/// Identify the agent on the first read, then run the gate with its profile.
+pub fn gate(
+    tmux: &mut dyn Tmux,
+    profiles: &Profiles,
+    agent: Option<&str>,
+    pane: &str,
+    opts: &GateOpts,
+) -> Result<(Option<String>, GateResult)> {
+    let first = super::observe(tmux, profiles, agent, pane)?;
+    let Some(name) = first.identity.agent.clone() else {
+        let v = first.verdict;
+        let r = GateResult {
+            ready: false,
+            state: v.state.clone(),
+            waited_ms: 0,
+            polls: 1,
+            reason: format!("{} ({})", v.state, v.reason()),
+            evidence: v.evidence.clone(),
+            verdict: v,
+            screen: first.screen,
+        };
+        return Ok((None, r));
+    };
+    let profile = profiles.get(&name)?;
+    let clock = SystemClock::new();
+    let mut pending = Some(first.screen);
+    let mut read = || match pending.take() {
+        Some(s) => Ok(s),
+        None => tmux.read(pane),
+    };
+    let r = wait(profile, opts, &clock, &mut read)?;
+    Ok((Some(name), r))
+}
+
+pub fn run(server: &Server, profiles: &Profiles, a: WaitArgs) -> Result<i32> {
+    let pane = Process::new(server.clone()).resolve(&target(&a.t.target)?)?;
+    let mut tmux = Control::new(server.clone(), &pane);
+    let o = opts(&a.gate);
+    let (agent, r) = gate(&mut tmux, profiles, a.t.agent.as_deref(), &pane, &o)?;
+    let _ = observe_screen;
+    if a.json {
+        let mut v = serde_json::to_value(&r).unwrap_or_default();
+        v["pane"] = pane.clone().into();
+        v["agent"] = agent.clone().into();
+        v["state"] = r.state.to_string().into();
+        v["control_mode"] = tmux.connected().into();
+        out(&v.to_string())?;
+    } else if r.ready {
+        out(&format!(
+            "{pane}\t{}\tready\twaited {} ms, {} polls: {}",
+            agent.as_deref().unwrap_or("-"),
+            r.waited_ms,
+            r.polls,
+            r.reason
+        ))?;
+    }
+    if r.ready {
+        return Ok(0);
+    }
+    let timed_out = !matches!(
+        r.state,
+        State::Dialog(_) | State::Exited | State::InMode | State::NotAgent | State::Draft
+    ) && !(r.state == State::Busy && !o.wait_busy);
+    let e = refusal(&r.state, &r.reason, timed_out);
+    if a.json {
+        return Ok(e.exit_code());
+    }
+    Err(e)
+}

@@ -1,0 +1,120 @@
+//! deliver: run a plan through the tmux adapter.
+//!
+//! Body chunks go in order (pastes through a private buffer, keys literally);
+//! the first failed write aborts the rest and nothing is ever re-typed. Then
+//! the body is left to settle on screen, and the submit key goes as its own
+//! tmux call once the submit delay has passed since the last write.
+
+use crate::detect::detect;
+use crate::error::{Error, Result};
+use crate::gate::Clock;
+use crate::plan::{How, Plan};
+use crate::profile::Profile;
+use crate::screen::Screen;
+use crate::tmux::Tmux;
+use serde::Serialize;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Typed {
+    pub chunks_sent: usize,
+    pub type_ms: u64,
+    pub settle_ms: u64,
+    pub settled: bool,
+}
+
+/// The pane must still be the process the gate saw, and alive.
+pub fn check_same_pane(
+    tmux: &mut dyn Tmux,
+    pane: &str,
+    expected_pid: Option<u32>,
+) -> Result<Screen> {
+    let s = tmux.read(pane)?;
+    if s.dead {
+        return Err(Error::PaneChanged(pane.into(), "the pane is dead".into()));
+    }
+    if let (Some(want), Some(have)) = (expected_pid, s.pid) {
+        if want != have {
+            return Err(Error::PaneChanged(
+                pane.into(),
+                format!("pane_pid is {have}, the gate saw {want}"),
+            ));
+        }
+    }
+    Ok(s)
+}
+
+/// Type the body chunks (not the submit). Aborts on the first failed write.
+pub fn type_body(tmux: &mut dyn Tmux, pane: &str, plan: &Plan, clock: &dyn Clock) -> Result<Typed> {
+    let start = clock.now();
+    let chunks = plan.body_chunks();
+    let total = plan.chunks.len();
+    for (i, c) in chunks.iter().enumerate() {
+        if c.delay_before_ms > 0 {
+            clock.sleep(Duration::from_millis(c.delay_before_ms));
+        }
+        let r = match c.how {
+            How::Paste => tmux.paste(pane, &c.text),
+            How::Keys => tmux.send_literal(pane, &c.text),
+            How::Submit => unreachable!("body_chunks holds no submit"),
+        };
+        if let Err(e) = r {
+            return Err(Error::DeliveryFailed {
+                sent: i,
+                total,
+                msg: e.to_string(),
+            });
+        }
+    }
+    Ok(Typed {
+        chunks_sent: chunks.len(),
+        type_ms: (clock.now() - start).as_millis() as u64,
+        ..Typed::default()
+    })
+}
+
+/// Wait until the typed body shows in the composer and the picture holds still
+/// for `quiet`, at most `max`. Returns the last screen (the "before" of verify).
+pub fn settle(
+    tmux: &mut dyn Tmux,
+    pane: &str,
+    profile: &Profile,
+    clock: &dyn Clock,
+    quiet: Duration,
+    max: Duration,
+    typed: &mut Typed,
+) -> Result<Screen> {
+    let start = clock.now();
+    let mut prev = tmux.read(pane)?;
+    let mut since = clock.now();
+    loop {
+        clock.sleep(Duration::from_millis(10));
+        let s = tmux.read(pane)?;
+        let now = clock.now();
+        if !s.same_picture(&prev) {
+            since = now;
+        }
+        let shows = detect(profile, &s).composer.is_some_and(|c| !c.empty);
+        if shows && now - since >= quiet {
+            typed.settled = true;
+            typed.settle_ms = (now - start).as_millis() as u64;
+            return Ok(s);
+        }
+        if s.dead || now - start >= max {
+            typed.settle_ms = (now - start).as_millis() as u64;
+            return Ok(s);
+        }
+        prev = s;
+    }
+}
+
+/// Press the submit key, as its own tmux call.
+pub fn submit(tmux: &mut dyn Tmux, pane: &str, plan: &Plan) -> Result<()> {
+    let total = plan.chunks.len();
+    tmux.send_key(pane, &plan.submit().text)
+        .map_err(|e| Error::DeliveryFailed {
+            sent: total - 1,
+            total,
+            msg: e.to_string(),
+        })
+}

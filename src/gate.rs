@@ -1,0 +1,142 @@
+//! The gate: poll a pane until it is really ready for input, or say why not.
+//!
+//! Ready means: the detector says `ready` and the picture has not changed for
+//! the stability window. A dialog, an exited agent, a pane in a mode (and a
+//! draft, or busy without `wait_busy`) end the wait at once. The reader and
+//! the clock are passed in, so tests drive the loop with scripted screens.
+
+use crate::detect::{detect, Evidence, State, Verdict};
+use crate::error::Result;
+use crate::profile::Profile;
+use crate::screen::Screen;
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone)]
+pub struct GateOpts {
+    pub timeout: Duration,
+    pub interval: Duration,
+    pub stable: Duration,
+    pub wait_busy: bool,
+}
+
+impl Default for GateOpts {
+    fn default() -> Self {
+        GateOpts {
+            timeout: Duration::from_secs(15),
+            interval: Duration::from_millis(25),
+            stable: Duration::from_millis(100),
+            wait_busy: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GateResult {
+    pub ready: bool,
+    pub state: State,
+    pub waited_ms: u64,
+    pub polls: u32,
+    pub reason: String,
+    pub evidence: Evidence,
+    #[serde(skip)]
+    pub verdict: Verdict,
+    #[serde(skip)]
+    pub screen: Screen,
+}
+
+pub trait Clock {
+    fn now(&self) -> Duration;
+    fn sleep(&self, d: Duration);
+}
+
+/// The real clock.
+pub struct SystemClock(Instant);
+
+impl SystemClock {
+    pub fn new() -> Self {
+        SystemClock(Instant::now())
+    }
+}
+
+impl Default for SystemClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Clock for SystemClock {
+    fn now(&self) -> Duration {
+        self.0.elapsed()
+    }
+    fn sleep(&self, d: Duration) {
+        std::thread::sleep(d)
+    }
+}
+
+/// States that end the wait at once: nothing good can come of waiting them out.
+fn is_final(state: &State, wait_busy: bool) -> bool {
+    match state {
+        State::Dialog(_) | State::Exited | State::InMode | State::NotAgent | State::Draft => true,
+        State::Busy => !wait_busy,
+        _ => false,
+    }
+}
+
+/// Poll `read` until ready-and-stable, a final state, or the timeout.
+pub fn wait(
+    profile: &Profile,
+    opts: &GateOpts,
+    clock: &dyn Clock,
+    read: &mut dyn FnMut() -> Result<Screen>,
+) -> Result<GateResult> {
+    let start = clock.now();
+    let mut polls = 0u32;
+    let mut prev: Option<Screen> = None;
+    let mut stable_since = start;
+    loop {
+        let screen = read()?;
+        polls += 1;
+        let now = clock.now();
+        if prev.as_ref().is_none_or(|p| !p.same_picture(&screen)) {
+            stable_since = now;
+        }
+        let verdict = detect(profile, &screen);
+        let waited = (now - start).as_millis() as u64;
+        let held = now - stable_since;
+        let done = |ready: bool, reason: String, verdict: Verdict, screen: Screen| GateResult {
+            ready,
+            state: verdict.state.clone(),
+            waited_ms: waited,
+            polls,
+            reason,
+            evidence: verdict.evidence.clone(),
+            verdict,
+            screen,
+        };
+        if verdict.state == State::Ready && held >= opts.stable {
+            let reason = format!(
+                "ready and still for {} ms ({})",
+                held.as_millis(),
+                verdict.reason()
+            );
+            return Ok(done(true, reason, verdict, screen));
+        }
+        if is_final(&verdict.state, opts.wait_busy) {
+            let reason = format!("{} ({})", verdict.state, verdict.reason());
+            return Ok(done(false, reason, verdict, screen));
+        }
+        if now - start >= opts.timeout {
+            let reason = format!(
+                "timed out after {} ms; last state {} ({})",
+                waited,
+                verdict.state,
+                verdict.reason()
+            );
+            return Ok(done(false, reason, verdict, screen));
+        }
+        prev = Some(screen);
+        let left = opts.timeout.saturating_sub(now - start);
+        clock.sleep(opts.interval.min(left.max(Duration::from_millis(1))));
+    }
+}

@@ -1,0 +1,235 @@
+//! Which agent runs in a pane: `--agent` -> `pane_current_command` -> the
+//! process tree under `pane_pid` -> the screen signature. A pane running a
+//! plain shell or an unknown program identifies as nobody (`not-agent`).
+
+use crate::error::Result;
+use crate::profile::{Profile, Profiles};
+use crate::screen::Screen;
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Identity {
+    /// The profile name, or `None` for not-agent.
+    pub agent: Option<String>,
+    /// `flag`, `command`, `process-tree`, `screen-signature` or `none`.
+    pub how: String,
+    pub detail: String,
+}
+
+/// One process under the pane: its `comm` and argv.
+#[derive(Debug, Clone, Default)]
+pub struct Proc {
+    pub pid: u32,
+    pub comm: String,
+    pub argv: Vec<String>,
+}
+
+/// Identify the agent. `procs` is the process tree under `pane_pid` (empty for a saved capture).
+pub fn identify(
+    profiles: &Profiles,
+    forced: Option<&str>,
+    screen: &Screen,
+    procs: &[Proc],
+) -> Result<Identity> {
+    if let Some(name) = forced {
+        let p = profiles.get(name)?;
+        return Ok(id(p, "flag", "--agent"));
+    }
+    if let Some(cmd) = screen.command.as_deref() {
+        if let Some(p) = profiles
+            .list
+            .iter()
+            .find(|p| p.def.identify.commands.iter().any(|c| c == cmd))
+        {
+            return Ok(id(p, "command", &format!("pane_current_command={cmd}")));
+        }
+    }
+    for pr in procs {
+        for p in &profiles.list {
+            if let Some(n) = p
+                .def
+                .identify
+                .processes
+                .iter()
+                .find(|n| proc_matches(pr, n))
+            {
+                return Ok(id(
+                    p,
+                    "process-tree",
+                    &format!("pid {} ({}) matches {n:?}", pr.pid, pr.argv.join(" ")),
+                ));
+            }
+        }
+    }
+    // Only when something other than a shell is in the foreground: a shell that
+    // prints an agent's banner (say, `cat` of a capture) is still a shell.
+    let shell = screen
+        .command
+        .as_deref()
+        .is_some_and(crate::detect::is_shell);
+    if !shell {
+        for p in &profiles.list {
+            for (y, row) in screen.rows.iter().enumerate() {
+                if let Some(m) = p.signature.iter().find_map(|re| re.find(row)) {
+                    return Ok(id(
+                        p,
+                        "screen-signature",
+                        &format!("row {y}: {:?}", m.as_str()),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(Identity {
+        agent: None,
+        how: "none".into(),
+        detail: format!(
+            "pane_current_command={}",
+            screen.command.as_deref().unwrap_or("?")
+        ),
+    })
+}
+
+fn id(p: &Profile, how: &str, detail: &str) -> Identity {
+    Identity {
+        agent: Some(p.name().to_string()),
+        how: how.into(),
+        detail: detail.into(),
+    }
+}
+
+/// `comm` equals the name, or argv[0]/argv[1] (an interpreter's script) has it as
+/// basename (extension dropped), or a name with `/` occurs inside argv[0..2].
+fn proc_matches(pr: &Proc, name: &str) -> bool {
+    if pr.comm == name {
+        return true;
+    }
+    pr.argv.iter().take(2).any(|a| {
+        if name.contains('/') {
+            return a.contains(name);
+        }
+        let base = a.rsplit('/').next().unwrap_or(a);
+        base == name || base.rsplit_once('.').is_some_and(|(stem, _)| stem == name)
+    })
+}
+
+/// The processes under `root` (itself included), read from `/proc`. Empty where
+/// there is no `/proc`.
+pub fn process_tree(root: u32) -> Vec<Proc> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut all: Vec<(u32, u32)> = Vec::new();
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // the comm field is in parentheses and may hold spaces: ppid follows the last ')'
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
+            continue;
+        };
+        let ppid = after
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        all.push((pid, ppid));
+    }
+    let mut tree = vec![root];
+    let mut i = 0;
+    while i < tree.len() {
+        let parent = tree[i];
+        tree.extend(all.iter().filter(|(_, pp)| *pp == parent).map(|(p, _)| *p));
+        i += 1;
+    }
+    tree.into_iter()
+        .map(|pid| Proc {
+            pid,
+            comm: std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+            argv: std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|b| {
+                    b.split(|c| *c == 0)
+                        .filter(|s| !s.is_empty())
+                        .map(|s| String::from_utf8_lossy(s).into_owned())
+                        .collect()
+                })
+                .unwrap_or_default(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn screen(cmd: &str, rows: &[&str]) -> Screen {
+        Screen {
+            command: Some(cmd.into()),
+            rows: rows.iter().map(|s| s.to_string()).collect(),
+            ..Screen::default()
+        }
+    }
+
+    #[test]
+    fn order_is_flag_command_tree_signature() {
+        let p = Profiles::builtin();
+        let s = screen("claude", &[]);
+        assert_eq!(
+            identify(&p, Some("gemini"), &s, &[])
+                .unwrap()
+                .agent
+                .as_deref(),
+            Some("gemini")
+        );
+        assert_eq!(identify(&p, None, &s, &[]).unwrap().how, "command");
+        let node = Proc {
+            pid: 9,
+            comm: "node".into(),
+            argv: vec!["node".into(), "/x/node_modules/.bin/codex".into()],
+        };
+        let i = identify(&p, None, &screen("node", &[]), &[node]).unwrap();
+        assert_eq!(
+            (i.agent.as_deref(), i.how.as_str()),
+            (Some("codex"), "process-tree")
+        );
+        let i = identify(
+            &p,
+            None,
+            &screen("promptgate", &[" Gemini CLI v0.61.0"]),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            (i.agent.as_deref(), i.how.as_str()),
+            (Some("gemini"), "screen-signature")
+        );
+    }
+
+    #[test]
+    fn a_shell_is_nobody_even_with_a_banner_on_screen() {
+        let p = Profiles::builtin();
+        let i = identify(&p, None, &screen("bash", &["Claude Code v2.1.197"]), &[]).unwrap();
+        assert_eq!(i.agent, None);
+    }
+
+    #[test]
+    fn flags_after_the_script_do_not_identify() {
+        let pr = Proc {
+            pid: 1,
+            comm: "promptgate".into(),
+            argv: vec![
+                "promptgate".into(),
+                "fake-agent".into(),
+                "--like".into(),
+                "claude".into(),
+            ],
+        };
+        assert!(!proc_matches(&pr, "claude"));
+    }
+}

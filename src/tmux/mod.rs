@@ -1,0 +1,183 @@
+//! The tmux adapter: the only code that runs tmux.
+//!
+//! `Tmux` is the small trait the rest of the pipeline talks to. `Process` runs
+//! one tmux client per call (`std::process::Command`, time-boxed); `Control`
+//! keeps one control-mode (`tmux -C`) connection open for cheap polling and
+//! falls back to `Process` for anything else. Tests can implement the trait
+//! with a scripted fake.
+
+mod control;
+mod process;
+
+pub use control::Control;
+pub use process::Process;
+
+use crate::error::{Error, Result};
+use crate::screen::{normalise_command, Screen};
+
+/// Which tmux server: `$TMUX` (or the default) unless `-L NAME` / `-S PATH`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Server {
+    #[default]
+    Default,
+    Name(String),
+    Path(String),
+}
+
+impl Server {
+    /// The global flags for a tmux client.
+    pub fn args(&self) -> Vec<String> {
+        match self {
+            Server::Default => vec![],
+            Server::Name(n) => vec!["-L".into(), n.clone()],
+            Server::Path(p) => vec!["-S".into(), p.clone()],
+        }
+    }
+}
+
+/// One pane of `list-panes -a`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PaneInfo {
+    pub id: String,
+    pub target: String,
+    pub pid: Option<u32>,
+    pub command: String,
+    pub dead: bool,
+}
+
+pub trait Tmux {
+    /// One read of a pane: `display -p` facts and `capture-pane -p`, in one call.
+    fn read(&mut self, pane: &str) -> Result<Screen>;
+    /// A user's target (`name`, `name:1.2`, `%3`) as a pane id (`%3`).
+    fn resolve(&mut self, target: &str) -> Result<String>;
+    fn list_panes(&mut self) -> Result<Vec<PaneInfo>>;
+    /// `send-keys -l`: literal text (a trailing `;` is escaped here).
+    fn send_literal(&mut self, pane: &str, text: &str) -> Result<()>;
+    /// `send-keys KEY`: one key by name, as its own tmux call.
+    fn send_key(&mut self, pane: &str, key: &str) -> Result<()>;
+    /// `load-buffer -b <unique> -` from stdin, then `paste-buffer -d -p -r -b <unique>`.
+    fn paste(&mut self, pane: &str, text: &str) -> Result<()>;
+    /// Leave copy or view mode (`send-keys -X cancel`).
+    fn cancel_mode(&mut self, pane: &str) -> Result<()>;
+    /// A stable name of the server (its socket path), for locks and logs.
+    fn server_key(&mut self) -> Result<String>;
+    /// The ANSI (`capture-pane -p -e`) text of a pane, for `capture`.
+    fn capture_ansi(&mut self, pane: &str) -> Result<String>;
+}
+
+/// The `display -p` format of one read; fields separated by U+001F.
+pub(crate) const READ_FORMAT: &str = "#{pane_id}\u{1f}#{cursor_x}\u{1f}#{cursor_y}\u{1f}#{cursor_flag}\u{1f}#{pane_width}\u{1f}#{pane_height}\u{1f}#{pane_in_mode}\u{1f}#{pane_dead}\u{1f}#{alternate_on}\u{1f}#{pane_current_command}\u{1f}#{pane_pid}\u{1f}#{pane_title}";
+
+/// Build a Screen from the output of `display -p READ_FORMAT` + `capture-pane -p`.
+pub(crate) fn parse_read(pane: &str, out: &str, now_ms: u128) -> Result<Screen> {
+    let (head, grid) = out.split_once('\n').unwrap_or((out, ""));
+    let f: Vec<&str> = head.split('\u{1f}').collect();
+    if f.len() < 12 || f[0].is_empty() {
+        return Err(Error::NoPane(pane.to_string()));
+    }
+    let n = |s: &str| s.parse::<usize>().ok();
+    let mut s = Screen {
+        cursor: n(f[1]).zip(n(f[2])),
+        cursor_visible: Some(f[3] == "1"),
+        width: n(f[4]).unwrap_or(0),
+        height: n(f[5]).unwrap_or(0),
+        in_mode: f[6] == "1",
+        dead: f[7] == "1",
+        alternate_on: f[8] == "1",
+        command: Some(normalise_command(f[9])).filter(|c| !c.is_empty()),
+        pid: f[10].parse().ok(),
+        title: Some(f[11..].join("\u{1f}").trim_end().to_string()),
+        taken_at_ms: now_ms,
+        ..Screen::default()
+    };
+    s.rows = grid.lines().map(|l| l.trim_end().to_string()).collect();
+    s.rows.truncate(s.height.max(1));
+    while s.rows.len() < s.height {
+        s.rows.push(String::new());
+    }
+    Ok(s)
+}
+
+/// A user's target in a form that tmux does not match by prefix:
+/// `name` -> `=name:`, `name:1.2` -> `=name:1.2`; ids and `=`-targets unchanged.
+pub fn exact_target(t: &str) -> String {
+    if t.is_empty() || t.starts_with(['%', '@', '$', '=', '{', '!', '~', '+', '-']) {
+        return t.to_string();
+    }
+    if t.contains(':') {
+        format!("={t}")
+    } else if t.contains('.') {
+        // `name.1` is ambiguous in tmux; treat as window.pane of the current session
+        t.to_string()
+    } else {
+        format!("={t}:")
+    }
+}
+
+/// tmux eats a trailing `;` in a send-keys argument, even after `--`: escape it.
+pub fn escape_trailing_semicolon(text: &str) -> String {
+    match text.strip_suffix(';') {
+        Some(rest) => format!("{rest}\\;"),
+        None => text.to_string(),
+    }
+}
+
+/// Map a failed tmux client's stderr to a typed error.
+pub(crate) fn classify_failure(what: &str, target: Option<&str>, stderr: &str) -> Error {
+    let msg = stderr.trim().lines().last().unwrap_or("").to_string();
+    if msg.contains("no server running")
+        || msg.contains("error connecting to")
+        || msg.contains("server exited")
+    {
+        Error::NoServer(format!(" ({msg})"))
+    } else if msg.contains("can't find pane")
+        || msg.contains("can't find session")
+        || msg.contains("can't find window")
+        || msg.contains("no such")
+    {
+        Error::NoPane(target.unwrap_or("?").to_string())
+    } else {
+        Error::Tmux {
+            cmd: what.to_string(),
+            msg: if msg.is_empty() { "failed".into() } else { msg },
+        }
+    }
+}
+
+pub fn now_ms() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_are_made_exact() {
+        assert_eq!(exact_target("work"), "=work:");
+        assert_eq!(exact_target("work:1.2"), "=work:1.2");
+        assert_eq!(exact_target("%3"), "%3");
+        assert_eq!(exact_target("=work:"), "=work:");
+    }
+
+    #[test]
+    fn trailing_semicolon_is_escaped() {
+        assert_eq!(escape_trailing_semicolon("a;"), "a\\;");
+        assert_eq!(escape_trailing_semicolon("a;b"), "a;b");
+    }
+
+    #[test]
+    fn parses_a_read() {
+        let out = "%1\u{1f}2\u{1f}3\u{1f}1\u{1f}80\u{1f}4\u{1f}0\u{1f}0\u{1f}1\u{1f}/usr/bin/node\u{1f}42\u{1f}t  \nrow0\nrow1  \n";
+        let s = parse_read("%1", out, 7).unwrap();
+        assert_eq!(s.cursor, Some((2, 3)));
+        assert_eq!(s.rows, vec!["row0", "row1", "", ""]);
+        assert_eq!(s.command.as_deref(), Some("node"));
+        assert_eq!(s.pid, Some(42));
+        assert_eq!(s.title.as_deref(), Some("t"));
+        assert!(parse_read("%1", "\n", 0).is_err());
+    }
+}

@@ -1,0 +1,236 @@
+//! The one-shot backend: one tmux client process per call, time-boxed.
+
+use super::{
+    classify_failure, escape_trailing_semicolon, exact_target, now_ms, parse_read, PaneInfo,
+    Server, Tmux, READ_FORMAT,
+};
+use crate::error::{Error, Result};
+use crate::screen::Screen;
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone)]
+pub struct Process {
+    pub server: Server,
+    pub timeout: Duration,
+    binary: String,
+}
+
+static BUFFER_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+impl Process {
+    pub fn new(server: Server) -> Process {
+        let binary = std::env::var("PROMPTGATE_TMUX").unwrap_or_else(|_| "tmux".into());
+        Process {
+            server,
+            timeout: Duration::from_secs(5),
+            binary,
+        }
+    }
+
+    /// Run tmux with `args`, feeding `stdin`; returns stdout. `target` names the pane in errors.
+    pub fn run(&self, args: &[&str], stdin: Option<&[u8]>, target: Option<&str>) -> Result<String> {
+        let what = args.first().copied().unwrap_or("tmux").to_string();
+        let mut cmd = Command::new(&self.binary);
+        cmd.args(self.server.args()).args(args);
+        cmd.stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::TmuxMissing,
+            _ => Error::Io(e),
+        })?;
+        // Feed stdin and drain the pipes on threads so that nothing blocks the deadline.
+        let feeder = stdin.map(|data| {
+            let mut pipe = child.stdin.take().expect("stdin piped");
+            let data = data.to_vec();
+            std::thread::spawn(move || {
+                let _ = pipe.write_all(&data);
+            })
+        });
+        let drain = |p: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                if let Some(mut p) = p {
+                    let _ = p.read_to_end(&mut buf);
+                }
+                buf
+            })
+        };
+        let out_t = drain(
+            child
+                .stdout
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let err_t = drain(
+            child
+                .stderr
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let deadline = Instant::now() + self.timeout;
+        let status = loop {
+            if let Some(st) = child.try_wait()? {
+                break st;
+            }
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(Error::TmuxTimeout(what));
+            }
+            std::thread::sleep(Duration::from_micros(300));
+        };
+        if let Some(f) = feeder {
+            let _ = f.join();
+        }
+        let out = out_t.join().unwrap_or_default();
+        let err = err_t.join().unwrap_or_default();
+        if !status.success() {
+            return Err(classify_failure(
+                &what,
+                target,
+                &String::from_utf8_lossy(&err),
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    fn unique_buffer() -> String {
+        let n = BUFFER_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("promptgate-{}-{}-{n}", std::process::id(), now_ms())
+    }
+}
+
+impl Tmux for Process {
+    fn read(&mut self, pane: &str) -> Result<Screen> {
+        let out = self.run(
+            &[
+                "display-message",
+                "-p",
+                "-t",
+                pane,
+                READ_FORMAT,
+                ";",
+                "capture-pane",
+                "-p",
+                "-t",
+                pane,
+            ],
+            None,
+            Some(pane),
+        )?;
+        parse_read(pane, &out, now_ms())
+    }
+
+    fn resolve(&mut self, target: &str) -> Result<String> {
+        let t = exact_target(target);
+        let out = self.run(
+            &["display-message", "-p", "-t", &t, "#{pane_id}"],
+            None,
+            Some(target),
+        )?;
+        let id = out.trim();
+        if id.is_empty() {
+            return Err(Error::NoPane(target.to_string()));
+        }
+        Ok(id.to_string())
+    }
+
+    fn list_panes(&mut self) -> Result<Vec<PaneInfo>> {
+        let out = self.run(
+            &["list-panes", "-a", "-F", "#{pane_id}\u{1f}#{session_name}:#{window_index}.#{pane_index}\u{1f}#{pane_pid}\u{1f}#{pane_current_command}\u{1f}#{pane_dead}"],
+            None,
+            None,
+        )?;
+        Ok(out
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split('\u{1f}').collect();
+                (f.len() == 5).then(|| PaneInfo {
+                    id: f[0].into(),
+                    target: f[1].into(),
+                    pid: f[2].parse().ok(),
+                    command: f[3].into(),
+                    dead: f[4] == "1",
+                })
+            })
+            .collect())
+    }
+
+    fn send_literal(&mut self, pane: &str, text: &str) -> Result<()> {
+        let t = escape_trailing_semicolon(text);
+        self.run(&["send-keys", "-t", pane, "-l", "--", &t], None, Some(pane))
+            .map(drop)
+    }
+
+    fn send_key(&mut self, pane: &str, key: &str) -> Result<()> {
+        self.run(&["send-keys", "-t", pane, key], None, Some(pane))
+            .map(drop)
+    }
+
+    fn paste(&mut self, pane: &str, text: &str) -> Result<()> {
+        let buf = Self::unique_buffer();
+        self.run(
+            &["load-buffer", "-b", &buf, "-"],
+            Some(text.as_bytes()),
+            Some(pane),
+        )?;
+        // paste-buffer into a dead pane crashes tmux 3.3a: the check and the paste run
+        // inside one tmux command, so the pane cannot die between them.
+        let paste = format!("paste-buffer -d -p -r -b {buf} -t {pane}");
+        let drop_buf = format!("delete-buffer -b {buf}");
+        let r = self.run(
+            &[
+                "if-shell",
+                "-F",
+                "-t",
+                pane,
+                "#{pane_dead}",
+                &drop_buf,
+                &paste,
+            ],
+            None,
+            Some(pane),
+        );
+        let left = self
+            .run(&["list-buffers", "-F", "#{buffer_name}"], None, None)
+            .unwrap_or_default();
+        if left.lines().any(|l| l == buf) {
+            let _ = self.run(&["delete-buffer", "-b", &buf], None, None);
+        }
+        r?;
+        let dead = self.run(
+            &["display-message", "-p", "-t", pane, "#{pane_dead}"],
+            None,
+            Some(pane),
+        )?;
+        if dead.trim() == "1" {
+            return Err(Error::Tmux {
+                cmd: "paste-buffer".into(),
+                msg: format!("pane {pane} is dead; nothing was pasted"),
+            });
+        }
+        Ok(())
+    }
+
+    fn cancel_mode(&mut self, pane: &str) -> Result<()> {
+        self.run(&["send-keys", "-t", pane, "-X", "cancel"], None, Some(pane))
+            .map(drop)
+    }
+
+    fn server_key(&mut self) -> Result<String> {
+        Ok(self
+            .run(&["display-message", "-p", "#{socket_path}"], None, None)?
+            .trim()
+            .to_string())
+    }
+
+    fn capture_ansi(&mut self, pane: &str) -> Result<String> {
+        self.run(&["capture-pane", "-p", "-e", "-t", pane], None, Some(pane))
+    }
+}

@@ -1,0 +1,161 @@
+//! verify: pure judgement of a screen after the submit key -> Receipt.
+//!
+//! `consumed`: the composer is empty again, with a busy marker or a new
+//! transcript echo of the body. `queued`: the agent parked it. `stranded`: the
+//! body (or its paste placeholder) still sits in the composer. `refused`: a
+//! dialog appeared. `unknown`: nothing decisive yet.
+
+use crate::detect::{detect, Evidence, State, Verdict};
+use crate::profile::{Marker, Profile};
+use crate::screen::Screen;
+use crate::text::squash;
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Receipt {
+    Consumed,
+    Queued,
+    Stranded,
+    Refused,
+    Unknown,
+}
+
+impl std::fmt::Display for Receipt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Receipt::Consumed => "consumed",
+            Receipt::Queued => "queued",
+            Receipt::Stranded => "stranded",
+            Receipt::Refused => "refused",
+            Receipt::Unknown => "unknown",
+        })
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Judgement {
+    pub receipt: Receipt,
+    pub evidence: Evidence,
+    #[serde(skip)]
+    pub verdict: Verdict,
+}
+
+/// Rows that echo `body` (its first line, or a paste placeholder) in the transcript.
+pub fn echo_rows(p: &Profile, body: &str, s: &Screen) -> Vec<usize> {
+    let first = squash(body.lines().find(|l| !l.trim().is_empty()).unwrap_or(""));
+    let probe: String = first.chars().take(24).collect();
+    let mut rows = Vec::new();
+    for (y, row) in s.rows.iter().enumerate() {
+        let Some(text) = p
+            .echo
+            .iter()
+            .find_map(|re| re.captures(row))
+            .and_then(|c| c.name("text"))
+            .map(|m| squash(m.as_str()))
+        else {
+            continue;
+        };
+        let is_paste = p.paste_placeholders.iter().any(|re| re.is_match(&text));
+        let same = !probe.is_empty()
+            && (text.starts_with(&probe) || (text.len() >= 8 && probe.starts_with(&text)));
+        if is_paste || same {
+            rows.push(y);
+        }
+    }
+    rows
+}
+
+fn marker_hit(markers: &[Marker], s: &Screen) -> Option<Evidence> {
+    for m in markers {
+        for (y, row) in s.rows.iter().enumerate() {
+            if let Some(hit) = m.re.find(row) {
+                return Some(Evidence {
+                    rule: m.def.id.clone(),
+                    row: Some(y),
+                    col: Some(crate::text::width(&row[..hit.start()])),
+                    text: hit.as_str().into(),
+                });
+            }
+        }
+    }
+    None
+}
+
+/// Judge `after` (a screen after the submit key) against `before` (the screen
+/// just before it, with the body typed into the composer).
+pub fn judge(p: &Profile, body: &str, before: &Screen, after: &Screen) -> Judgement {
+    let v = detect(p, after);
+    let out = |receipt, evidence| Judgement {
+        receipt,
+        evidence,
+        verdict: v.clone(),
+    };
+    if let State::Dialog(_) = v.state {
+        return out(Receipt::Refused, v.evidence.clone());
+    }
+    if matches!(v.state, State::Exited | State::InMode) {
+        return out(Receipt::Unknown, v.evidence.clone());
+    }
+    if let Some(ev) = marker_hit(&p.queued, after) {
+        if marker_hit(&p.queued, before).is_none() || v.composer.as_ref().is_some_and(|c| c.empty) {
+            return out(Receipt::Queued, ev);
+        }
+    }
+    if let Some(c) = v.composer.as_ref().filter(|c| !c.empty) {
+        let ours = c.paste_placeholder || {
+            let typed = squash(&c.text);
+            let want = squash(body);
+            !typed.is_empty()
+                && (want.starts_with(&typed) || typed.starts_with(&want) || want.contains(&typed))
+        };
+        let before_text = detect(p, before)
+            .composer
+            .map(|c| c.text)
+            .unwrap_or_default();
+        if ours || (!before_text.is_empty() && squash(&before_text) == squash(&c.text)) {
+            let ev = Evidence {
+                rule: "verify.body-in-composer".into(),
+                row: Some(c.row),
+                col: Some(0),
+                text: c.text.chars().take(60).collect(),
+            };
+            return out(Receipt::Stranded, ev);
+        }
+        return out(
+            Receipt::Unknown,
+            Evidence {
+                rule: "verify.composer-holds-other-text".into(),
+                row: Some(c.row),
+                col: Some(0),
+                text: c.text.chars().take(60).collect(),
+            },
+        );
+    }
+    if v.state == State::Busy {
+        return out(Receipt::Consumed, v.evidence.clone());
+    }
+    if v.composer.as_ref().is_some_and(|c| c.empty) {
+        let (b, a) = (echo_rows(p, body, before), echo_rows(p, body, after));
+        if a.len() > b.len() || (a.last().is_some() && a.last() != b.last() && !a.is_empty()) {
+            let y = *a.last().unwrap();
+            let ev = Evidence {
+                rule: "verify.transcript-echo".into(),
+                row: Some(y),
+                col: Some(0),
+                text: after.row(y).chars().take(60).collect(),
+            };
+            return out(Receipt::Consumed, ev);
+        }
+        return out(
+            Receipt::Unknown,
+            Evidence {
+                rule: "verify.empty-composer-no-echo".into(),
+                row: None,
+                col: None,
+                text: String::new(),
+            },
+        );
+    }
+    out(Receipt::Unknown, v.evidence.clone())
+}
