@@ -23,8 +23,8 @@
 #       (never the default server) with `-f /dev/null`, default-terminal tmux-256color, escape-time 500
 #       (the values the shared fixtures were taken with), window-size manual, remain-on-exit on.
 #       Installs the agent first if it is missing. Prints key=value lines on stdout:
-#           agent= version= socket= session= pane= (%N) pid= (pane_pid) run= home= project= record=
-#           bin= mode= width= height=
+#           agent= version= mode= socket= session= pane= (%N) pid= (pane_pid) width= height= run= home=
+#           project= record= (see `record`) [codex: record_sessions=] bin=
 #       The same lines are kept in <run>/info.
 #
 #   stop SOCKET | stop --all
@@ -43,7 +43,11 @@
 #                 *.jsonl glob or one file). Lines {"type":"user","message":{"role":"user","content":...}}
 #                 with content a string, or an array whose "text" parts are concatenated; tool results and
 #                 isMeta entries are skipped. Files are read oldest first.
-#         codex   $CODEX_HOME/history.jsonl: lines {"session_id","ts","text"}; prints "text".
+#         codex   $CODEX_HOME/history.jsonl: lines {"session_id","ts","text"}; prints "text". CAUTION: codex also
+#                 appends composer text cleared with Ctrl-C there (so Up can recall it), so it is not only what
+#                 was submitted. RECORD_PATH = $CODEX_HOME/sessions (start prints it as record_sessions=) or one
+#                 rollout-*.jsonl reads the session rollouts instead: only submitted messages (event_msg
+#                 item_completed of a UserMessage; its text parts concatenated), files in name (= time) order.
 #         gemini  ~/.gemini/tmp/<project dir name>/logs.json: a JSON array; prints "message" of the entries
 #                 with "type":"user".
 #
@@ -164,7 +168,7 @@ agent_dir() {
 agent_bin() {
 	local dir=${2:-$(agent_dir "$1")}
 	case $1 in
-	claude) echo "$dir/node_modules/@anthropic-ai/claude-code/bin/claude.exe" ;;
+	claude) echo "$dir/node_modules/.bin/claude" ;; # a symlink to bin/claude.exe: comm = "claude"
 	codex) echo "$dir/node_modules/.bin/codex" ;;
 	gemini) echo "$dir/node_modules/.bin/gemini" ;;
 	esac
@@ -561,6 +565,7 @@ cmd_start() {
 		echo "home=$home"
 		echo "project=$project"
 		echo "record=$record"
+		[[ $agent != codex ]] || echo "record_sessions=$home/.codex/sessions"
 		echo "bin=$bin"
 	} | tee "$run/info"
 }
@@ -682,7 +687,26 @@ if (agent === "claude") {
   }
 } else if (agent === "codex") {
   if (!fs.existsSync(rec)) process.exit(0);
-  for (const e of lines(rec)) if (typeof e.text === "string") out(e.text);
+  const walk = (d) => fs.readdirSync(d, { withFileTypes: true }).flatMap((x) =>
+    x.isDirectory() ? walk(path.join(d, x.name)) : /^rollout-.*\.jsonl$/.test(x.name) ? [path.join(d, x.name)] : []);
+  const rollouts = fs.statSync(rec).isDirectory() ? walk(rec).sort((a, b) => (path.basename(a) < path.basename(b) ? -1 : 1))
+    : /^rollout-.*\.jsonl$/.test(path.basename(rec)) ? [rec] : null;
+  if (rollouts === null) {
+    // history.jsonl: {"session_id","ts","text"}; NB codex also writes drafts cleared with Ctrl-C here
+    for (const e of lines(rec)) if (typeof e.text === "string") out(e.text);
+  } else {
+    // session rollouts: only messages really submitted (event_msg item_completed UserMessage, or the older
+    // event_msg user_message form)
+    for (const f of rollouts) {
+      const es = lines(f).filter((e) => e.type === "event_msg" && e.payload);
+      const done = es.filter((e) => e.payload.type === "item_completed" && e.payload.item && e.payload.item.type === "UserMessage");
+      if (done.length > 0) {
+        for (const e of done) out((e.payload.item.content || []).filter((c) => c.type === "text").map((c) => c.text).join(""));
+      } else {
+        for (const e of es) if (e.payload.type === "user_message" && typeof e.payload.message === "string") out(e.payload.message);
+      }
+    }
+  }
 } else if (agent === "gemini") {
   if (!fs.existsSync(rec)) process.exit(0);
   let a;
