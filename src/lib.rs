@@ -5,6 +5,7 @@
 
 pub mod detect;
 pub mod error;
+pub mod plan;
 pub mod profile;
 pub mod screen;
 pub mod text;
