@@ -34,6 +34,8 @@ impl Default for GateOpts {
 #[derive(Debug, Clone, Serialize)]
 pub struct GateResult {
     pub ready: bool,
+    /// The wait ran out of time (rather than ending on a final state).
+    pub timed_out: bool,
     pub state: State,
     pub waited_ms: u64,
     pub polls: u32,
@@ -106,6 +108,9 @@ pub fn wait(
         let held = now - stable_since;
         let done = |ready: bool, reason: String, verdict: Verdict, screen: Screen| GateResult {
             ready,
+            timed_out: !ready
+                && now - start >= opts.timeout
+                && !is_final(&verdict.state, opts.wait_busy),
             state: verdict.state.clone(),
             waited_ms: waited,
             polls,

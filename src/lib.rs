@@ -3,9 +3,19 @@
 //! The pipeline: read (tmux) -> identify -> detect (pure) -> gate (clock) ->
 //! plan (pure) -> deliver (tmux) -> verify (detect again).
 
+pub mod cli;
+pub mod cmd;
+pub mod deliver;
 pub mod detect;
 pub mod error;
+pub mod fake_agent;
+pub mod gate;
+pub mod identify;
+pub mod lock;
+pub mod log;
 pub mod plan;
 pub mod profile;
 pub mod screen;
 pub mod text;
+pub mod tmux;
+pub mod verify;

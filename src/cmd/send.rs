@@ -64,16 +64,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: SendArgs) -> Result<i32> {
         "gate": {"ready": gate.ready, "state": gate.state.to_string(), "waited_ms": gate.waited_ms, "polls": gate.polls, "reason": gate.reason},
     });
     if !gate.ready && !force {
-        let timed_out = !matches!(
-            gate.state,
-            State::Dialog(_)
-                | State::Exited
-                | State::InMode
-                | State::NotAgent
-                | State::Draft
-                | State::Busy
-        ) || (gate.state == State::Busy && a.gate.wait_busy);
-        let e = refusal(&gate.state, &gate.reason, timed_out);
+        let e = refusal(&gate.state, &gate.reason, gate.timed_out);
         rec["receipt"] = "not-sent".into();
         rec["error"] = e.to_string().into();
         rec["exit_code"] = e.exit_code().into();
@@ -147,6 +138,7 @@ fn forced_gate(tmux: &mut dyn Tmux, profile: &Profile, pane: &str) -> Result<Gat
     }
     Ok(GateResult {
         ready: true,
+        timed_out: false,
         state: v.state.clone(),
         waited_ms: 0,
         polls: 1,

@@ -1,6 +1,5 @@
-use super::{observe_screen, out, refusal, secs, target};
+use super::{out, refusal, secs, target};
 use crate::cli::{GateFlags, WaitArgs};
-use crate::detect::State;
 use crate::error::Result;
 use crate::gate::{wait, GateOpts, GateResult, SystemClock};
 use crate::profile::Profiles;
@@ -29,6 +28,7 @@ pub fn gate(
         let v = first.verdict;
         let r = GateResult {
             ready: false,
+            timed_out: false,
             state: v.state.clone(),
             waited_ms: 0,
             polls: 1,
@@ -55,7 +55,6 @@ pub fn run(server: &Server, profiles: &Profiles, a: WaitArgs) -> Result<i32> {
     let mut tmux = Control::new(server.clone(), &pane);
     let o = opts(&a.gate);
     let (agent, r) = gate(&mut tmux, profiles, a.t.agent.as_deref(), &pane, &o)?;
-    let _ = observe_screen;
     if a.json {
         let mut v = serde_json::to_value(&r).unwrap_or_default();
         v["pane"] = pane.clone().into();
@@ -75,11 +74,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: WaitArgs) -> Result<i32> {
     if r.ready {
         return Ok(0);
     }
-    let timed_out = !matches!(
-        r.state,
-        State::Dialog(_) | State::Exited | State::InMode | State::NotAgent | State::Draft
-    ) && !(r.state == State::Busy && !o.wait_busy);
-    let e = refusal(&r.state, &r.reason, timed_out);
+    let e = refusal(&r.state, &r.reason, r.timed_out);
     if a.json {
         return Ok(e.exit_code());
     }

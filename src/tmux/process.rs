@@ -100,6 +100,45 @@ impl Process {
         Ok(String::from_utf8_lossy(&out).into_owned())
     }
 
+    /// Start a detached session running `argv` (for the demo and the tests); returns its pane id.
+    pub fn new_session(
+        &self,
+        name: &str,
+        width: u16,
+        height: u16,
+        argv: &[String],
+    ) -> Result<String> {
+        let (w, h) = (width.to_string(), height.to_string());
+        let mut args: Vec<&str> = vec![
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-s",
+            name,
+            "-x",
+            &w,
+            "-y",
+            &h,
+        ];
+        args.extend(argv.iter().map(String::as_str));
+        Ok(self.run(&args, None, None)?.trim().to_string())
+    }
+
+    /// Set a server option (`set -g NAME VALUE`).
+    pub fn set_option(&self, name: &str, value: &str) -> Result<()> {
+        self.run(&["set-option", "-g", name, value], None, None)
+            .map(drop)
+    }
+
+    /// Stop this server (only ever used on servers promptgate started itself).
+    pub fn kill_server(&self) -> Result<()> {
+        self.run(&["kill-server"], None, None).map(drop)
+    }
+
     fn unique_buffer() -> String {
         let n = BUFFER_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         format!("promptgate-{}-{}-{n}", std::process::id(), now_ms())

@@ -1,0 +1,209 @@
+//! The gate and verify, driven with real captures and a scripted clock.
+
+use promptgate::detect::State;
+use promptgate::gate::{wait, Clock, GateOpts};
+use promptgate::profile::Profiles;
+use promptgate::screen::Screen;
+use promptgate::verify::{judge, Receipt};
+use std::cell::Cell;
+use std::path::Path;
+use std::time::Duration;
+
+fn fixture(name: &str) -> Screen {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    Screen::load(&root.join(format!("{name}.txt")), None).unwrap()
+}
+
+/// A clock that only moves when the gate sleeps.
+struct FakeClock(Cell<Duration>);
+impl Clock for FakeClock {
+    fn now(&self) -> Duration {
+        self.0.get()
+    }
+    fn sleep(&self, d: Duration) {
+        self.0.set(self.0.get() + d)
+    }
+}
+
+fn run_gate(agent: &str, frames: &[&str], opts: GateOpts) -> promptgate::gate::GateResult {
+    let profiles = Profiles::builtin();
+    let p = profiles.get(agent).unwrap();
+    let clock = FakeClock(Cell::new(Duration::ZERO));
+    let screens: Vec<Screen> = frames.iter().map(|f| fixture(f)).collect();
+    let mut i = 0;
+    let mut read = || {
+        let s = screens[i.min(screens.len() - 1)].clone();
+        i += 1;
+        Ok(s)
+    };
+    wait(p, &opts, &clock, &mut read).unwrap()
+}
+
+#[test]
+fn gate_waits_through_start_up_and_needs_a_still_screen() {
+    let opts = GateOpts {
+        interval: Duration::from_millis(25),
+        stable: Duration::from_millis(100),
+        ..GateOpts::default()
+    };
+    let r = run_gate(
+        "codex",
+        &[
+            "codex/19-ready-first-composer-loading",
+            "codex/07b-fresh-nodaemon-composer-flash-before-trust",
+            "codex/06-idle-composer",
+        ],
+        opts,
+    );
+    assert!(r.ready, "{}", r.reason);
+    assert_eq!(r.state, State::Ready);
+    // two start-up frames, then the ready frame must be seen still for 100 ms (4 more polls)
+    assert!(r.polls >= 7, "polls {}", r.polls);
+    assert!(r.waited_ms >= 100);
+}
+
+#[test]
+fn trust_dialog_ends_the_wait_at_once() {
+    let r = run_gate(
+        "claude",
+        &["claude/04-trust-dialog", "claude/09-idle-after-apikey"],
+        GateOpts::default(),
+    );
+    assert!(!r.ready);
+    assert_eq!(r.state, State::Dialog("trust".into()));
+    assert_eq!(r.polls, 1);
+}
+
+#[test]
+fn busy_fails_fast_unless_waiting_through_it() {
+    let r = run_gate(
+        "gemini",
+        &["gemini/11-hello-enter-1s", "gemini/06-ready-idle"],
+        GateOpts::default(),
+    );
+    assert_eq!((r.ready, r.state.clone()), (false, State::Busy));
+    let opts = GateOpts {
+        wait_busy: true,
+        ..GateOpts::default()
+    };
+    let r = run_gate(
+        "gemini",
+        &[
+            "gemini/11-hello-enter-1s",
+            "gemini/11-hello-enter-3s",
+            "gemini/06-ready-idle",
+        ],
+        opts,
+    );
+    assert!(r.ready, "{}", r.reason);
+}
+
+#[test]
+fn a_draft_is_never_typed_over() {
+    let r = run_gate("claude", &["claude/10-typed-hello"], GateOpts::default());
+    assert_eq!((r.ready, r.state.clone()), (false, State::Draft));
+}
+
+#[test]
+fn gate_times_out_on_a_blank_pane() {
+    let opts = GateOpts {
+        timeout: Duration::from_millis(500),
+        ..GateOpts::default()
+    };
+    let blank = Screen {
+        rows: vec![String::new(); 40],
+        width: 120,
+        height: 40,
+        ..Screen::default()
+    };
+    let profiles = Profiles::builtin();
+    let clock = FakeClock(Cell::new(Duration::ZERO));
+    let mut read = || Ok(blank.clone());
+    let r = wait(profiles.get("claude").unwrap(), &opts, &clock, &mut read).unwrap();
+    assert!(!r.ready);
+    assert_eq!(r.state, State::Starting);
+    assert!(r.reason.contains("timed out"), "{}", r.reason);
+}
+
+fn receipt(agent: &str, body: &str, before: &str, after: &str) -> Receipt {
+    let profiles = Profiles::builtin();
+    judge(
+        profiles.get(agent).unwrap(),
+        body,
+        &fixture(before),
+        &fixture(after),
+    )
+    .receipt
+}
+
+#[test]
+fn receipts_from_real_captures() {
+    // busy right after the submit: consumed
+    assert_eq!(
+        receipt(
+            "claude",
+            "hello world",
+            "claude/10-typed-hello",
+            "claude/11-submit-0.2s"
+        ),
+        Receipt::Consumed
+    );
+    assert_eq!(
+        receipt(
+            "codex",
+            "hello world",
+            "codex/10-typed-hello",
+            "codex/14-enter-10s"
+        ),
+        Receipt::Consumed
+    );
+    assert_eq!(
+        receipt(
+            "gemini",
+            "hello world",
+            "gemini/10-typed-hello",
+            "gemini/11-hello-enter-1s"
+        ),
+        Receipt::Consumed
+    );
+    // the Enter became a newline: the body still sits in the composer
+    assert_eq!(
+        receipt(
+            "codex",
+            "hello gap 0",
+            "codex/10-typed-hello",
+            "codex/64-sendkeys-hello-gap-0"
+        ),
+        Receipt::Stranded
+    );
+    // a paste placeholder still in the composer
+    assert_eq!(
+        receipt(
+            "claude",
+            &"x".repeat(5000),
+            "claude/20-paste5k-bracketed-0.3s",
+            "claude/21-paste5k-bracketed-2s"
+        ),
+        Receipt::Stranded
+    );
+    // a dialog after the submit
+    assert_eq!(
+        receipt(
+            "claude",
+            "hello",
+            "claude/10-typed-hello",
+            "claude/04-trust-dialog"
+        ),
+        Receipt::Refused
+    );
+    // finished quickly (offline error), the echo is the proof
+    assert_eq!(
+        receipt(
+            "gemini",
+            "hello world",
+            "gemini/10-typed-hello",
+            "gemini/12-hello-error-final"
+        ),
+        Receipt::Consumed
+    );
+}
