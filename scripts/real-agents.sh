@@ -320,17 +320,12 @@ descendants() {
 		}' <<<"$table"
 }
 
-# pids_with_home HOME: processes whose environment holds exactly HOME=<home>
+# pids_with_home HOME: processes whose environment holds exactly HOME=<home> (one grep over /proc)
 pids_with_home() {
-	local home=$1 d pid
+	local home=$1
 	[[ -n $home ]] || return 0
-	for d in /proc/[0-9]*; do
-		pid=${d#/proc/}
-		[[ $pid == "$$" || $pid == "$BASHPID" ]] && continue
-		if { tr '\0' '\n' <"$d/environ"; } 2>/dev/null | grep -qxF "HOME=$home"; then
-			echo "$pid"
-		fi
-	done
+	{ grep -l -s -z -x -F "HOME=$home" /proc/[0-9]*/environ || true; } |
+		sed -n 's|^/proc/\([0-9]*\)/environ$|\1|p' | grep -v -x -e "$$" -e "$BASHPID" || true
 }
 
 alive() {
@@ -607,15 +602,20 @@ cmd_stop() {
 		stop_one "$sock"
 		return 0
 	fi
-	local s info home sock pids n
+	local s info home sock pids n live
 	for s in "$TMUX_SOCKDIR/$SOCKET_PREFIX"*; do
 		[[ -e $s ]] || continue
 		stop_one "${s##*/}"
 	done
-	# runs whose server is gone but whose processes are not (e.g. after a tmux crash)
+	# runs whose server is gone but whose processes are not (e.g. after a tmux crash): one pass over
+	# /proc for the HOME values that lie under the run dirs, then only the runs that have live processes
+	live=$({ grep -H -s -z -o "^HOME=$RUNS/.*" /proc/[0-9]*/environ || true; } | tr '\0' '\n' |
+		sed -n 's|^/proc/[0-9]*/environ:HOME=||p' | sort -u)
+	[[ -n $live ]] || return 0
 	for info in "$RUNS"/*/info; do
 		[[ -f $info ]] || continue
 		home=$(info_get "$info" home)
+		grep -qxF "$home" <<<"$live" || continue
 		sock=$(info_get "$info" socket)
 		mapfile -t pids < <(pids_with_home "$home")
 		if [[ ${#pids[@]} -gt 0 ]]; then
@@ -784,7 +784,13 @@ cmd_capture() {
 		die "$base.* exists (FORCE=1 overwrites)"
 	fi
 	if pg=$(promptgate_bin); then
-		"$pg" -L "$SOCK" capture -t "$PANE_ID" -o "$base" || die "$pg capture failed"
+		local -a pgargs=(-L "$SOCK" capture -t "$PANE_ID" -o "$base")
+		# newer promptgate builds take the agent and its version; use them when the help lists them
+		local pghelp
+		pghelp=$("$pg" -L "$SOCK" capture --help 2>&1 || true)
+		[[ $pghelp != *--agent-version* ]] || pgargs+=(--agent-version "$ver")
+		[[ $pghelp != *"--agent "* ]] || pgargs+=(--agent "$agent")
+		"$pg" "${pgargs[@]}" >&2 || die "$pg capture failed"
 		[[ -f $base.txt && -f $base.meta ]] || die "$pg capture did not write $base.txt/.meta"
 		grep -q '^agent=' "$base.meta" || echo "agent=$agent" >>"$base.meta"
 		grep -q '^agent_version=' "$base.meta" || echo "agent_version=$ver" >>"$base.meta"
