@@ -355,8 +355,16 @@ impl Profiles {
     }
 
     pub fn merge_str(&mut self, text: &str, source: &str) -> Result<()> {
-        let uf: UserFile =
-            toml::from_str(text).map_err(|e| Error::Profile(format!("{source}: {e}")))?;
+        let uf: UserFile = toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+            let at = line.map(|l| format!(" line {l}")).unwrap_or_default();
+            Error::Profile(format!(
+                "{source}{at}: {}",
+                e.message().trim().replace('\n', "; ")
+            ))
+        })?;
         for def in uf.agent {
             let p = Profile::compile(def, source)?;
             match self.list.iter_mut().find(|q| q.name() == p.name()) {

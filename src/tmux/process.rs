@@ -145,6 +145,36 @@ impl Process {
     }
 }
 
+/// Does the pane tmux resolved (`[pane_id, window_id, session, window_index,
+/// window_name, pane_index]`) match what the user wrote?
+fn target_matches(target: &str, f: &[&str]) -> bool {
+    let t = target.trim_start_matches('=');
+    if t.starts_with('%') {
+        return t == f[0];
+    }
+    if t.starts_with('@') {
+        return t == f[1];
+    }
+    if t.starts_with(['$', '{', '!', '~', '+', '-', ':', '.']) || t.is_empty() {
+        return true;
+    }
+    let (session, rest) = match t.split_once(':') {
+        Some((s, r)) => (s, Some(r)),
+        None => (t, None),
+    };
+    if session != f[2] {
+        return false;
+    }
+    let Some(rest) = rest.filter(|r| !r.is_empty()) else {
+        return true;
+    };
+    let (win, pane) = match rest.rsplit_once('.') {
+        Some((w, p)) if !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()) => (w, Some(p)),
+        _ => (rest, None),
+    };
+    (win.is_empty() || win == f[3] || win == f[4]) && pane.is_none_or(|p| p == f[5])
+}
+
 impl Tmux for Process {
     fn read(&mut self, pane: &str) -> Result<Screen> {
         let out = self.run(
@@ -167,17 +197,19 @@ impl Tmux for Process {
     }
 
     fn resolve(&mut self, target: &str) -> Result<String> {
+        // display-message falls back to some other pane when its target is not
+        // found, so check that what tmux picked is what the user named.
         let t = exact_target(target);
         let out = self.run(
-            &["display-message", "-p", "-t", &t, "#{pane_id}"],
+            &["display-message", "-p", "-t", &t, "#{pane_id}\u{1f}#{window_id}\u{1f}#{session_name}\u{1f}#{window_index}\u{1f}#{window_name}\u{1f}#{pane_index}"],
             None,
             Some(target),
         )?;
-        let id = out.trim();
-        if id.is_empty() {
+        let f: Vec<&str> = out.trim_end_matches('\n').split('\u{1f}').collect();
+        if f.len() != 6 || f[0].is_empty() || !target_matches(target, &f) {
             return Err(Error::NoPane(target.to_string()));
         }
-        Ok(id.to_string())
+        Ok(f[0].to_string())
     }
 
     fn list_panes(&mut self) -> Result<Vec<PaneInfo>> {
@@ -271,5 +303,29 @@ impl Tmux for Process {
 
     fn capture_ansi(&mut self, pane: &str) -> Result<String> {
         self.run(&["capture-pane", "-p", "-e", "-t", pane], None, Some(pane))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::target_matches;
+
+    #[test]
+    fn resolved_pane_must_match_the_target() {
+        let f = ["%3", "@1", "main", "2", "editor", "1"];
+        for ok in [
+            "%3",
+            "main",
+            "=main:",
+            "main:2",
+            "main:editor",
+            "main:2.1",
+            "@1",
+        ] {
+            assert!(target_matches(ok, &f), "{ok}");
+        }
+        for bad in ["%9", "mai", "main:9", "main:2.0", "other:2.1", "@2"] {
+            assert!(!target_matches(bad, &f), "{bad}");
+        }
     }
 }

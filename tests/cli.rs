@@ -1,0 +1,215 @@
+//! Bad input gets a one-line error and a documented exit code, and types nothing.
+
+mod common;
+use common::*;
+use std::io::Write;
+use std::process::Stdio;
+
+fn fixture(name: &str) -> String {
+    format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn run(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(bin())
+        .args(args)
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .output()
+        .unwrap()
+}
+
+fn one_line_error(o: &std::process::Output) {
+    let e = stderr(o);
+    assert_eq!(
+        e.trim().lines().count(),
+        1,
+        "stderr should be one line: {e:?}"
+    );
+    assert!(e.starts_with("promptgate: "), "{e:?}");
+}
+
+#[test]
+fn detect_classifies_a_saved_capture() {
+    let o = run(&[
+        "detect",
+        "--agent",
+        "claude",
+        "--screen",
+        &fixture("claude/04-trust-dialog.txt"),
+    ]);
+    assert_eq!(code(&o), 0);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("\tdialog:trust\t"), "{out}");
+    let o = run(&[
+        "detect",
+        "--agent",
+        "codex",
+        "--json",
+        "--screen",
+        &fixture("codex/06-idle-composer.txt"),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["state"], "ready");
+    assert_eq!(v["evidence"]["row"], 36);
+}
+
+#[test]
+fn unknown_agent_is_exit_7() {
+    let o = run(&[
+        "detect",
+        "--agent",
+        "nope",
+        "--screen",
+        &fixture("claude/04-trust-dialog.txt"),
+    ]);
+    assert_eq!(code(&o), 7);
+    one_line_error(&o);
+    assert!(stderr(&o).contains("claude, codex, gemini"));
+}
+
+#[test]
+fn unreadable_or_empty_screen_file_is_exit_9() {
+    let o = run(&[
+        "detect",
+        "--agent",
+        "claude",
+        "--screen",
+        "/nonexistent/screen.txt",
+    ]);
+    assert_eq!(code(&o), 9);
+    one_line_error(&o);
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, "\n\n").unwrap();
+    let o = run(&[
+        "detect",
+        "--agent",
+        "claude",
+        "--screen",
+        empty.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&o), 9);
+    one_line_error(&o);
+}
+
+#[test]
+fn no_server_is_exit_4() {
+    let o = run(&[
+        "-L",
+        &format!("promptgate-test-none-{}", std::process::id()),
+        "state",
+        "-t",
+        "x",
+    ]);
+    assert_eq!(code(&o), 4);
+    one_line_error(&o);
+}
+
+#[test]
+fn nonexistent_pane_is_exit_5() {
+    let srv = TmuxServer::new(80, 24, &[]);
+    for t in ["%999", "nosuchsession", "main:9.9"] {
+        let o = srv.pg(&["state", "-t", t]);
+        assert_eq!(code(&o), 5, "{t}: {}", stderr(&o));
+        one_line_error(&o);
+    }
+    // `-t mai` must not match session `main` by prefix
+    let o = srv.pg(&["state", "-t", "mai"]);
+    assert_eq!(code(&o), 5);
+}
+
+#[test]
+fn usage_errors_are_exit_2() {
+    assert_eq!(code(&run(&["state", "--bogus"])), 2);
+    assert_eq!(code(&run(&["state"])), 2, "no -t outside tmux");
+}
+
+#[test]
+fn bad_bodies_are_exit_10_and_touch_no_pane() {
+    // No server at all: a bad body must be refused before tmux is ever asked.
+    let none = format!("promptgate-test-none-{}", std::process::id());
+    let send = |body: &[u8]| {
+        let mut c = std::process::Command::new(bin());
+        c.args(["-L", &none, "send", "-t", "%0", "-f", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let body = body.to_vec();
+        let w = std::thread::spawn(move || {
+            let _ = stdin.write_all(&body);
+        });
+        let o = child.wait_with_output().unwrap();
+        w.join().unwrap();
+        o
+    };
+    for (what, body) in [
+        ("invalid UTF-8", b"hello \xff\xfe world".to_vec()),
+        ("empty", b"".to_vec()),
+        ("whitespace only", b"  \n\t\n".to_vec()),
+        ("10 MB", vec![b'a'; 10 * 1024 * 1024]),
+    ] {
+        let o = send(&body);
+        assert_eq!(code(&o), 10, "{what}: {}", stderr(&o));
+        one_line_error(&o);
+    }
+}
+
+#[test]
+fn plan_prints_chunks_without_tmux() {
+    let o = run(&[
+        "-L",
+        "promptgate-test-none",
+        "plan",
+        "--agent",
+        "claude",
+        "line one\nline two",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("paste") && out.contains("Enter"), "{out}");
+    let o = run(&["plan", "--agent", "codex", "--json", "hi;"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["plan"]["chunks"][0]["how"], "keys");
+    assert_eq!(v["plan"]["chunks"][0]["text"], "hi;");
+    assert_eq!(v["plan"]["chunks"][1]["how"], "submit");
+}
+
+#[test]
+fn a_shell_pane_is_not_an_agent_and_gets_nothing() {
+    let srv = TmuxServer::new(80, 24, &["sh"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let before = srv.capture("main:");
+    assert_eq!(srv.state("main:"), "not-agent");
+    let o = srv.pg(&["send", "-t", "main:", "echo typed-into-a-shell"]);
+    assert_eq!(code(&o), 24, "{}", stderr(&o));
+    one_line_error(&o);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert_eq!(srv.capture("main:"), before, "nothing was typed");
+}
+
+#[test]
+fn user_profiles_file_adds_an_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("agents.toml");
+    let shown = run(&["profiles", "--show", "claude"]);
+    let text =
+        String::from_utf8_lossy(&shown.stdout).replace("name = \"claude\"", "name = \"my-claude\"");
+    std::fs::write(&f, text).unwrap();
+    let o = run(&[
+        "--profiles",
+        f.to_str().unwrap(),
+        "detect",
+        "--agent",
+        "my-claude",
+        "--screen",
+        &fixture("claude/09-idle-after-apikey.txt"),
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("\tready\t"));
+    std::fs::write(&f, "[[agent]]\nname = 1\n").unwrap();
+    let o = run(&["--profiles", f.to_str().unwrap(), "profiles"]);
+    assert_eq!(code(&o), 8);
+    one_line_error(&o);
+}

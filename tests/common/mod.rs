@@ -1,0 +1,172 @@
+//! Test helpers: a private tmux server per test (never the user's), killed on drop.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+static SEQ: AtomicUsize = AtomicUsize::new(0);
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_promptgate"))
+}
+
+pub struct TmuxServer {
+    pub socket: String,
+    pub dir: tempfile::TempDir,
+}
+
+impl TmuxServer {
+    /// A new private server with one session `main` running `argv` (`sh` when empty).
+    pub fn new(width: u16, height: u16, argv: &[&str]) -> TmuxServer {
+        let socket = format!(
+            "promptgate-test-{}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::SeqCst)
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let s = TmuxServer { socket, dir };
+        let (w, h) = (width.to_string(), height.to_string());
+        let mut args = vec![
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "main",
+            "-x",
+            &w,
+            "-y",
+            &h,
+        ];
+        args.extend_from_slice(argv);
+        let o = s.tmux(&args);
+        assert!(
+            o.status.success(),
+            "new-session: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        s.tmux(&["set-option", "-g", "remain-on-exit", "off"]);
+        s
+    }
+
+    pub fn tmux(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .unwrap()
+    }
+
+    pub fn tmux_out(&self, args: &[&str]) -> String {
+        String::from_utf8_lossy(&self.tmux(args).stdout).into_owned()
+    }
+
+    /// A new window running `argv`; returns its pane id.
+    pub fn window(&self, argv: &[&str]) -> String {
+        let mut args = vec!["new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "=main:"];
+        args.extend_from_slice(argv);
+        self.tmux_out(&args).trim().to_string()
+    }
+
+    /// The fake agent in a new window, with a transcript in the temp dir.
+    pub fn fake(&self, like: &str, extra: &[&str]) -> (String, PathBuf) {
+        let transcript = self.dir.path().join(format!(
+            "transcript-{}.jsonl",
+            SEQ.fetch_add(1, Ordering::SeqCst)
+        ));
+        let b = bin();
+        let t = transcript.display().to_string();
+        let mut argv = vec![
+            b.to_str().unwrap(),
+            "fake-agent",
+            "--like",
+            like,
+            "--transcript",
+            &t,
+        ];
+        argv.extend_from_slice(extra);
+        (self.window(&argv), transcript)
+    }
+
+    /// `promptgate -L <this server> ARGS`.
+    pub fn pg(&self, args: &[&str]) -> Output {
+        self.pg_cmd(args).output().unwrap()
+    }
+
+    pub fn pg_cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(bin());
+        c.args(["-L", &self.socket])
+            .args(args)
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE");
+        c.env("PROMPTGATE_LOG", self.dir.path().join("deliveries.jsonl"));
+        c.env("XDG_RUNTIME_DIR", self.dir.path());
+        c
+    }
+
+    /// The state word of `promptgate state -t PANE`.
+    pub fn state(&self, pane: &str) -> String {
+        let o = self.pg(&["state", "-t", pane]);
+        String::from_utf8_lossy(&o.stdout)
+            .split('\t')
+            .nth(2)
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    }
+
+    /// Poll until the pane's state is `want`, or panic after `secs`.
+    pub fn wait_state(&self, pane: &str, want: &str, secs: f64) {
+        let start = Instant::now();
+        let mut last = String::new();
+        while start.elapsed() < Duration::from_secs_f64(secs) {
+            last = self.state(pane);
+            if last == want {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        panic!(
+            "pane {pane}: wanted {want}, still {last} after {secs}s\n{}",
+            self.tmux_out(&["capture-pane", "-p", "-t", pane])
+        );
+    }
+
+    pub fn capture(&self, pane: &str) -> String {
+        self.tmux_out(&["capture-pane", "-p", "-t", pane])
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+/// The prompts a fake agent recorded, in order.
+pub fn prompts(transcript: &Path) -> Vec<String> {
+    records(transcript, "prompt")
+        .into_iter()
+        .map(|v| v["text"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+pub fn records(transcript: &Path, kind: &str) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(transcript)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["kind"] == kind)
+        .collect()
+}
+
+pub fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
