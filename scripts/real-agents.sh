@@ -215,7 +215,7 @@ install_agent() {
 		log "installing $pkg@$ver into $dir"
 		if ! npm install --prefix "$tmp" --no-audit --no-fund "$pkg@$ver" >"$tmp.log" 2>&1; then
 			cat "$tmp.log" >&2
-			rm -rf "$tmp"
+			rm -rf "$tmp" "$tmp.log"
 			die "npm install $pkg@$ver failed (log above)"
 		fi
 		got=$(installed_version "$agent" "$tmp")
@@ -225,8 +225,17 @@ install_agent() {
 		}
 		[[ -x $(agent_bin "$agent" "$tmp") ]] || {
 			cat "$tmp.log" >&2
-			rm -rf "$tmp"
+			rm -rf "$tmp" "$tmp.log"
 			die "$pkg@$ver installed but $(agent_bin "$agent" "$tmp") is missing (did its install script run?)"
+		}
+		# the binary must really run (claude's bin/claude.exe is put in place by its postinstall script)
+		mkdir -p "$tmp.home"
+		got=$(HOME=$tmp.home "$(agent_bin "$agent" "$tmp")" --version 2>&1 | head -n 3) || true
+		rm -rf "$tmp.home"
+		[[ $got == *"$ver"* ]] || {
+			cat "$tmp.log" >&2
+			rm -rf "$tmp" "$tmp.log"
+			die "$(agent_bin "$agent" "$tmp") --version printed '$got', expected it to name $ver"
 		}
 		rm -rf "$dir"
 		mv "$tmp" "$dir"
