@@ -62,8 +62,10 @@
 #       decides the state. Refuses to overwrite an existing fixture unless FORCE=1.
 #       If a promptgate binary (env PROMPTGATE, else target/debug/promptgate) answers
 #       `promptgate -L SOCKET capture --help`, it does the capture (`promptgate -L SOCKET capture -t PANE -o
-#       fixtures/<agent>/<NAME>`) and only the missing agent=/agent_version= lines are appended to its .meta.
-#       CAPTURE_WITH=tmux forces the plain tmux path.
+#       fixtures/<agent>/<NAME>`, plus `--agent AGENT --agent-version VERSION` when its help lists them) and
+#       only missing agent=/agent_version= lines are appended to its .meta (whatever else it writes, such
+#       as its own state=, is kept). CAPTURE_WITH=tmux forces the plain tmux path. FIXTURES=DIR writes
+#       elsewhere (DIR/<agent>/ and DIR/manifest.tsv).
 #
 #   list      running pg-real-* servers: `socket=... agent=... pane=... pid=... dead=0|1 run=...`
 #   clean     stop --all, then delete $ROOT/.cache/real-agents/run/
@@ -85,7 +87,14 @@
 #   gemini  GEMINI_API_KEY=fake-offline-test-key GEMINI_TELEMETRY_ENABLED=false METADATA_SERVER_DETECTION=none
 #           and settings.json general.maxAttempts=1 + general.retryFetchErrors=false so an offline submit
 #           fails fast (GEMINI_FAST_FAIL=0 leaves them out: then it retries for minutes)
-# AGENT_ENV="K=V K2=V2" adds variables (no spaces inside values); AGENT_ARGS="..." adds arguments.
+# AGENT_ENV="K=V K2=V2" adds variables or overrides the ones above (no spaces inside values), e.g.
+# AGENT_ENV=CLAUDE_CODE_MAX_RETRIES=10 keeps claude busy (retrying) for minutes; AGENT_ARGS="..." adds arguments.
+#
+# Timing seen on this 2-core machine (see fixtures/SIZES.md): launch to prompt claude 3-10 s, codex 4-7 s
+# (but codex only queues an Enter until about 10 s after launch), gemini 4-12.5 s; an offline submit is
+# back to idle after < 1 s (claude), 0.4-2.4 s (gemini); codex never ends a turn offline (Esc ends it).
+# Hazards: tmux 3.3a crashes on `paste-buffer` into a dead pane (remain-on-exit is on: check #{pane_dead}),
+# and on `set -g window-size` before any session exists.
 #
 # Errors go to stderr as `real-agents: error: ...` and exit with status 1 (2 for usage errors).
 set -euo pipefail
