@@ -214,31 +214,35 @@ fn classify(cx: &mut Ctx) -> Out {
         );
     }
 
-    for m in &cx.p.starting {
-        if let Some(ev) = find_marker(m, s, None) {
-            cx.check(&m.def.id, true, ev.to_string());
-            return (State::Starting, ev, None);
-        }
-        cx.check(&m.def.id, false, "starting marker not on screen");
-    }
-
     let composer = find_composer(cx);
 
-    // Dialogs replace the composer: a marker above a real composer is transcript.
+    // Dialogs (and start-up notices) replace the composer: a marker above a real
+    // composer is transcript. On a main-screen app an old dialog scrolls up and
+    // stays visible, so the lowest hit is the live one; a specific kind beats `other`.
     let region = composer.as_ref().map(|c| (c.row, s.height));
+    let mut dialog: Option<(bool, usize, State, Evidence)> = None;
     for m in &cx.p.dialog {
-        let hit = find_marker_in(m, s, region, None);
-        cx.check(
-            &m.def.id,
-            hit.is_some(),
-            hit.as_ref()
-                .map(|e| e.to_string())
-                .unwrap_or_else(|| "no match".into()),
-        );
+        let hit = find_marker_in(m, s, region, true);
+        cx.check(&m.def.id, hit.is_some(), describe(&hit));
         if let Some(ev) = hit {
             let kind = m.def.kind.clone().unwrap_or_else(|| "other".into());
-            return (State::Dialog(kind), ev, composer);
+            let rank = (kind != "other", ev.row.unwrap_or(0));
+            if dialog.as_ref().is_none_or(|d| rank > (d.0, d.1)) {
+                dialog = Some((rank.0, rank.1, State::Dialog(kind), ev));
+            }
         }
+    }
+    for m in &cx.p.starting {
+        let hit = find_marker_in(m, s, region, true);
+        cx.check(&m.def.id, hit.is_some(), describe(&hit));
+        if let Some(ev) = hit {
+            if dialog.as_ref().is_none_or(|d| ev.row.unwrap_or(0) > d.1) {
+                return (State::Starting, ev, None);
+            }
+        }
+    }
+    if let Some((_, _, state, ev)) = dialog {
+        return (state, ev, composer);
     }
 
     for m in &cx.p.busy {
@@ -307,6 +311,12 @@ fn classify(cx: &mut Ctx) -> Out {
         Evidence::new("nothing-decisive", None, None, ""),
         None,
     )
+}
+
+fn describe(hit: &Option<Evidence>) -> String {
+    hit.as_ref()
+        .map(|e| e.to_string())
+        .unwrap_or_else(|| "no match".into())
 }
 
 /// Bottom-up: the last row that matches a prompt regex and passes the geometry rules.
@@ -399,6 +409,12 @@ fn geometry(cx: &Ctx, y: usize) -> Result<usize, String> {
             ));
         }
     }
+    if let Some(n) = g.min_rows_below {
+        let below = s.height.saturating_sub(last + 1);
+        if below < n {
+            return Err(format!("only {below} row(s) under the block, want {n}"));
+        }
+    }
     if g.cursor_in_block {
         if let Some(c) = cy {
             if c < y || c > last {
@@ -428,11 +444,11 @@ fn find_marker(m: &Marker, s: &Screen, composer: Option<&Composer>) -> Option<Ev
             }
             return ranges
                 .into_iter()
-                .find_map(|r| find_marker_in(m, s, Some(r), composer));
+                .find_map(|r| find_marker_in(m, s, Some(r), false));
         }
         _ => None,
     };
-    find_marker_in(m, s, region, composer)
+    find_marker_in(m, s, region, false)
 }
 
 /// Search a marker in rows `[from, to)` (or all rows), honouring `on`, `row` and `cursor_row`.
@@ -440,7 +456,7 @@ fn find_marker_in(
     m: &Marker,
     s: &Screen,
     region: Option<(usize, usize)>,
-    _c: Option<&Composer>,
+    lowest: bool,
 ) -> Option<Evidence> {
     let d = &m.def;
     if d.on.as_deref() == Some("title") {
@@ -462,7 +478,13 @@ fn find_marker_in(
             s.height.saturating_sub((-r) as usize)
         }
     });
-    for y in from..to.min(s.rows.len()) {
+    let to = to.min(s.rows.len());
+    let rows: Box<dyn Iterator<Item = usize>> = if lowest {
+        Box::new((from..to).rev())
+    } else {
+        Box::new(from..to)
+    };
+    for y in rows {
         if fixed.is_some_and(|f| f != y) || (d.cursor_row && cursor_row != Some(y)) {
             continue;
         }

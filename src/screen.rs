@@ -104,19 +104,18 @@ impl Screen {
             path: screen.display().to_string(),
             msg: "not valid UTF-8".into(),
         })?;
-        if text.trim().is_empty() {
+        let meta_text = match meta {
+            Some(m) => String::from_utf8_lossy(&read(m)?).into_owned(),
+            None => std::fs::read_to_string(screen.with_extension("meta")).unwrap_or_default(),
+        };
+        // A blank pane is a real screen (an agent before its first paint), but only
+        // with its .meta beside it; an empty file on its own is a mistake.
+        if text.is_empty() || (text.trim().is_empty() && meta_text.trim().is_empty()) {
             return Err(Error::ScreenFile {
                 path: screen.display().to_string(),
                 msg: "empty screen".into(),
             });
         }
-        let meta_text = match meta {
-            Some(m) => String::from_utf8_lossy(&read(m)?).into_owned(),
-            None => {
-                let sib = screen.with_extension("meta");
-                std::fs::read_to_string(&sib).unwrap_or_default()
-            }
-        };
         Ok(Screen::from_capture(&text, &meta_text))
     }
 

@@ -84,6 +84,10 @@ pub struct ComposerDef {
     /// The composer block's last row must be `pane_height - bottom_offset`.
     #[serde(default)]
     pub bottom_offset: Option<usize>,
+    /// At least this many rows must follow the composer block (a status row and a
+    /// footer under it), which tells a full layout from a start-up one.
+    #[serde(default)]
+    pub min_rows_below: Option<usize>,
     /// The cursor must be inside the composer block (when the cursor is known).
     #[serde(default = "yes")]
     pub cursor_in_block: bool,
