@@ -48,11 +48,8 @@ pub enum Command {
     Demo(DemoArgs),
     /// A simulated agent for tests and the demo
     #[command(hide = true)]
-    FakeAgent(FakeAgentPlaceholder),
+    FakeAgent(crate::fake_agent::FakeAgentArgs),
 }
-
-#[derive(Args, Debug, Clone)]
-pub struct FakeAgentPlaceholder {}
 
 #[derive(Args, Debug, Clone)]
 pub struct Target {

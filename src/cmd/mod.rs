@@ -39,8 +39,27 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Plan(a) => plan::run(&profiles()?, a),
         Command::Profiles(a) => profiles::run(&profiles()?, cli.profiles.as_deref(), a),
         Command::Demo(a) => demo::run(a),
-        Command::FakeAgent(_) => Err(Error::Other("fake-agent: not built".into())),
+        Command::FakeAgent(a) => fake_agent(a),
     }
+}
+
+/// The simulated agent runs under its agent's name (argv[0] = `claude`, ...), so
+/// that tmux's `pane_current_command` names it as it names the real CLI. Set
+/// `PROMPTGATE_FAKE_ARGV0=keep` to run it as `promptgate` instead.
+fn fake_agent(a: crate::fake_agent::FakeAgentArgs) -> Result<i32> {
+    use std::os::unix::process::CommandExt;
+    if std::env::var_os("PROMPTGATE_FAKE_ARGV0").is_none() {
+        let exe = std::env::current_exe()?;
+        let err = std::process::Command::new(exe)
+            .arg0(a.like.name())
+            .args(std::env::args_os().skip(1))
+            .env("PROMPTGATE_FAKE_ARGV0", "keep")
+            .exec();
+        return Err(Error::Other(format!("fake-agent: cannot exec: {err}")));
+    }
+    crate::fake_agent::run(&a)
+        .map(|_| 0)
+        .map_err(|e| Error::Other(format!("fake-agent: {e:#}")))
 }
 
 /// `-t` or, inside tmux, the current pane.

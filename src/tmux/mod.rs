@@ -90,7 +90,10 @@ pub(crate) fn parse_read(pane: &str, out: &str, now_ms: u128) -> Result<Screen> 
         taken_at_ms: now_ms,
         ..Screen::default()
     };
-    s.rows = grid.lines().map(|l| l.trim_end().to_string()).collect();
+    s.rows = grid
+        .lines()
+        .map(|l| l.trim_end_matches([' ', '\r']).to_string())
+        .collect();
     s.rows.truncate(s.height.max(1));
     while s.rows.len() < s.height {
         s.rows.push(String::new());
@@ -179,5 +182,11 @@ mod tests {
         assert_eq!(s.pid, Some(42));
         assert_eq!(s.title.as_deref(), Some("t"));
         assert!(parse_read("%1", "\n", 0).is_err());
+        // a NO-BREAK SPACE is content (Claude's input box), not trailing blank
+        let out = "%1\u{1f}2\u{1f}0\u{1f}0\u{1f}10\u{1f}1\u{1f}0\u{1f}0\u{1f}0\u{1f}claude\u{1f}1\u{1f}\n\u{276f}\u{a0}  \n";
+        assert_eq!(
+            parse_read("%1", out, 0).unwrap().rows,
+            vec!["\u{276f}\u{a0}"]
+        );
     }
 }
