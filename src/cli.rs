@@ -125,6 +125,12 @@ pub struct GateFlags {
     /// Wait through `busy` instead of failing on it
     #[arg(long)]
     pub wait_busy: bool,
+    /// Wait through dialogs (never typing into them) until someone closes them
+    #[arg(long)]
+    pub wait_dialog: bool,
+    /// After a cold start, the ready screen must hold still this long [default: the profile's startup_settle_ms]
+    #[arg(long, value_name = "MS")]
+    pub settle: Option<u64>,
 }
 
 #[derive(Args, Debug)]

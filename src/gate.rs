@@ -18,6 +18,13 @@ pub struct GateOpts {
     pub interval: Duration,
     pub stable: Duration,
     pub wait_busy: bool,
+    /// Wait through dialogs too (never typing into them) until a person closes them.
+    pub wait_dialog: bool,
+    /// When the pane was not ready at the first look (a cold start), the ready
+    /// screen must hold still this long instead of `stable`: a start-up can paint
+    /// a prompt and then move it, or open a dialog over it.
+    /// `None`: the profile's `startup_settle_ms`.
+    pub settle_after_start: Option<Duration>,
 }
 
 impl Default for GateOpts {
@@ -27,6 +34,8 @@ impl Default for GateOpts {
             interval: Duration::from_millis(25),
             stable: Duration::from_millis(100),
             wait_busy: false,
+            wait_dialog: false,
+            settle_after_start: None,
         }
     }
 }
@@ -77,10 +86,11 @@ impl Clock for SystemClock {
 }
 
 /// States that end the wait at once: nothing good can come of waiting them out.
-fn is_final(state: &State, wait_busy: bool) -> bool {
+fn is_final(state: &State, opts: &GateOpts) -> bool {
     match state {
-        State::Dialog(_) | State::Exited | State::InMode | State::NotAgent | State::Draft => true,
-        State::Busy => !wait_busy,
+        State::Exited | State::InMode | State::NotAgent | State::Draft => true,
+        State::Busy => !opts.wait_busy,
+        State::Dialog(_) => !opts.wait_dialog,
         _ => false,
     }
 }
@@ -96,6 +106,10 @@ pub fn wait(
     let mut polls = 0u32;
     let mut prev: Option<Screen> = None;
     let mut stable_since = start;
+    let mut cold = false;
+    let settle = opts.settle_after_start.unwrap_or(Duration::from_millis(
+        profile.capability().startup_settle_ms,
+    ));
     loop {
         let screen = read()?;
         polls += 1;
@@ -104,13 +118,17 @@ pub fn wait(
             stable_since = now;
         }
         let verdict = detect(profile, &screen);
+        cold |= verdict.state != State::Ready;
+        let need = if cold {
+            opts.stable.max(settle)
+        } else {
+            opts.stable
+        };
         let waited = (now - start).as_millis() as u64;
         let held = now - stable_since;
         let done = |ready: bool, reason: String, verdict: Verdict, screen: Screen| GateResult {
             ready,
-            timed_out: !ready
-                && now - start >= opts.timeout
-                && !is_final(&verdict.state, opts.wait_busy),
+            timed_out: !ready && now - start >= opts.timeout && !is_final(&verdict.state, opts),
             state: verdict.state.clone(),
             waited_ms: waited,
             polls,
@@ -119,15 +137,16 @@ pub fn wait(
             verdict,
             screen,
         };
-        if verdict.state == State::Ready && held >= opts.stable {
+        if verdict.state == State::Ready && held >= need {
             let reason = format!(
-                "ready and still for {} ms ({})",
+                "ready and still for {} ms{} ({})",
                 held.as_millis(),
+                if cold { " after start-up" } else { "" },
                 verdict.reason()
             );
             return Ok(done(true, reason, verdict, screen));
         }
-        if is_final(&verdict.state, opts.wait_busy) {
+        if is_final(&verdict.state, opts) {
             let reason = format!("{} ({})", verdict.state, verdict.reason());
             return Ok(done(false, reason, verdict, screen));
         }

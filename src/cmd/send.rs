@@ -39,7 +39,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: SendArgs) -> Result<i32> {
     let pl = plan(&raw, profile.capability())?;
 
     let lock = PaneLock::acquire(&server_key, &pane, secs(a.lock_timeout))?;
-    let force = a.force || std::env::var("PROMPTGATE_GATE").is_ok_and(|v| v == "off" || v == "0");
+    let force = forced(&a);
     let t_gate = clock.now();
     let gate = if force {
         forced_gate(&mut tmux, profile, &pane)?
@@ -100,6 +100,11 @@ pub fn run(server: &Server, profiles: &Profiles, a: SendArgs) -> Result<i32> {
         eprintln!("promptgate: receipt {r} ({ev}) for {pane}");
     }
     Ok(exit)
+}
+
+/// `--force`, or `PROMPTGATE_GATE=off`: skip the gate (still plan, sanitise, verify).
+fn forced(a: &SendArgs) -> bool {
+    a.force || std::env::var("PROMPTGATE_GATE").is_ok_and(|v| v == "off" || v == "0")
 }
 
 fn receipt_code(r: &Receipt) -> i32 {
@@ -194,11 +199,17 @@ fn deliver_and_verify(
     a: &SendArgs,
     clock: &dyn Clock,
 ) -> Result<Delivered> {
-    check_same_pane(tmux, pane, pid)?;
+    let force = forced(a);
+    let s0 = check_same_pane(tmux, pane, pid)?;
+    let v0 = detect(profile, &s0);
+    if !force && v0.state != State::Ready {
+        let why = format!("changed after the gate, before typing: {}", v0.reason());
+        return Err(refusal(&v0.state, &why, false));
+    }
     let mut typed = type_body(tmux, pane, pl, clock)?;
     let typed_at = clock.now();
     let kib = (pl.bytes_out as u64).div_ceil(1024);
-    let before = settle(
+    settle(
         tmux,
         pane,
         profile,
@@ -212,7 +223,21 @@ fn deliver_and_verify(
     if since < delay {
         clock.sleep(delay - since);
     }
-    check_same_pane(tmux, pane, pid)?;
+    // The last look before the submit key: never press it into a dialog.
+    let before = check_same_pane(tmux, pane, pid)?;
+    let vb = detect(profile, &before);
+    if let State::Dialog(_) = vb.state {
+        let evidence = crate::detect::Evidence {
+            rule: "verify.dialog-before-submit".into(),
+            ..vb.evidence.clone()
+        };
+        let j = Judgement {
+            receipt: Receipt::Refused,
+            evidence,
+            verdict: vb,
+        };
+        return Ok((typed, j, 0, 0));
+    }
     submit(tmux, pane, pl)?;
     if a.no_verify {
         let j = Judgement {

@@ -12,6 +12,8 @@ pub fn opts(g: &GateFlags) -> GateOpts {
         interval: Duration::from_millis(g.interval.max(1)),
         stable: Duration::from_millis(g.stable),
         wait_busy: g.wait_busy,
+        wait_dialog: g.wait_dialog,
+        settle_after_start: g.settle.map(Duration::from_millis),
     }
 }
 
