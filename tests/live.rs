@@ -1,0 +1,472 @@
+//! Live: a private tmux server, fake agents with every fault on, and the real
+//! `promptgate` binary. Each body must land byte-exact, exactly once, with no
+//! early submit; each bad case must type nothing and exit with its code.
+
+mod common;
+use common::*;
+use promptgate::plan::sanitise;
+use std::io::Write;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+const FAULTS: &[&str] = &[
+    "--fault-read-1022",
+    "--fault-paste-burst-ms",
+    "120",
+    "--fault-early-enter-lost",
+];
+
+fn send_stdin(srv: &TmuxServer, extra: &[&str], body: &[u8]) -> Output {
+    let mut args = vec!["send", "-f", "-"];
+    args.extend_from_slice(extra);
+    let mut child = srv
+        .pg_cmd(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let body = body.to_vec();
+    let w = std::thread::spawn(move || {
+        let _ = stdin.write_all(&body);
+    });
+    let o = child.wait_with_output().unwrap();
+    w.join().unwrap();
+    o
+}
+
+fn expect(body: &[u8]) -> String {
+    sanitise(body).unwrap().0
+}
+
+fn receipt(o: &Output) -> serde_json::Value {
+    let text = String::from_utf8_lossy(&o.stdout);
+    serde_json::from_str(text.lines().last().unwrap_or("{}")).unwrap_or_default()
+}
+
+fn bodies() -> Vec<(&'static str, Vec<u8>)> {
+    let lines = |n: usize, w: usize| -> Vec<u8> {
+        (0..n)
+            .map(|i| {
+                format!(
+                    "{i:05} {}",
+                    "the quick brown fox jumps over the lazy dog ".repeat(w)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+            .into_bytes()
+    };
+    vec![
+        ("1 line", b"fix the failing test".to_vec()),
+        (
+            "3 lines",
+            b"first line of body\nsecond line of body\nthird line of body".to_vec(),
+        ),
+        ("5 KB", lines(100, 1)),
+        ("20 KB", lines(400, 1)),
+        (
+            "unicode",
+            "修复测试 🦀 émoji ✅ — 日本語のテキスト\n第二行 👍🏽 café"
+                .as_bytes()
+                .to_vec(),
+        ),
+        ("trailing ;", b"run the suite;".to_vec()),
+        ("leading -", b"-n is not a flag here".to_vec()),
+        (
+            "paste-end marker",
+            b"before \x1b[201~ after\nline two \x1b[200~ x".to_vec(),
+        ),
+        (
+            "tabs and quotes",
+            b"a\tb 'single' \"double\" $(id) `id` #{pane_id} %% \\".to_vec(),
+        ),
+    ]
+}
+
+fn deliver_all(like: &str) {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let mut extra = vec!["--blank-ms", "400", "--busy-ms", "300"];
+    extra.extend_from_slice(FAULTS);
+    let (pane, transcript) = srv.fake(like, &extra);
+    let mut want = Vec::new();
+    for (what, body) in bodies() {
+        let o = send_stdin(&srv, &["-t", &pane, "--wait-busy", "--json"], &body);
+        let r = receipt(&o);
+        assert_eq!(code(&o), 0, "{like} {what}: {} {}", stderr(&o), r);
+        assert_eq!(r["receipt"], "consumed", "{like} {what}: {r}");
+        want.push(expect(&body));
+        assert_eq!(prompts(&transcript), want, "{like} {what}: transcript");
+    }
+    assert!(records(&transcript, "dialog-input").is_empty());
+    // the delivery log has one line per send
+    let log = std::fs::read_to_string(srv.dir.path().join("deliveries.jsonl")).unwrap();
+    assert_eq!(log.lines().count(), want.len());
+    let first: serde_json::Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    for k in [
+        "pane",
+        "agent",
+        "bytes_in",
+        "bytes_out",
+        "framing",
+        "chunks",
+        "gate",
+        "receipt",
+        "timings",
+    ] {
+        assert!(!first[k].is_null(), "log line lacks {k}: {first}");
+    }
+}
+
+#[test]
+fn bodies_land_byte_exact_exactly_once_claude_with_faults() {
+    deliver_all("claude");
+}
+
+#[test]
+fn bodies_land_byte_exact_exactly_once_codex_with_faults() {
+    deliver_all("codex");
+}
+
+#[test]
+fn bodies_land_byte_exact_exactly_once_gemini_with_faults() {
+    deliver_all("gemini");
+}
+
+#[test]
+fn one_megabyte_body_lands_byte_exact() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (pane, transcript) = srv.fake("claude", FAULTS);
+    srv.wait_state(&pane, "ready", 10.0);
+    let body: Vec<u8> = (0..20_000)
+        .map(|i| format!("{i:06} lorem ipsum dolor sit amet, consectetur adipiscing\n"))
+        .collect::<String>()
+        .into_bytes();
+    assert!(body.len() >= 1_000_000);
+    let o = send_stdin(&srv, &["-t", &pane, "--json"], &body);
+    assert_eq!(code(&o), 0, "{} {}", stderr(&o), receipt(&o));
+    assert_eq!(prompts(&transcript), vec![expect(&body)]);
+}
+
+#[test]
+fn send_before_first_paint_waits_then_delivers_once() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let mut extra = vec!["--blank-ms", "2000", "--flicker", "3"];
+    extra.extend_from_slice(FAULTS);
+    let (pane, transcript) = srv.fake("claude", &extra);
+    let t = Instant::now();
+    let o = srv.pg(&[
+        "send",
+        "-t",
+        &pane,
+        "--json",
+        "written before the first paint",
+    ]);
+    assert_eq!(code(&o), 0, "{} {}", stderr(&o), receipt(&o));
+    assert!(
+        t.elapsed() >= Duration::from_millis(1900),
+        "it waited for the paint"
+    );
+    assert_eq!(prompts(&transcript), vec!["written before the first paint"]);
+    assert!(
+        records(&transcript, "early-input").is_empty(),
+        "nothing was typed before the paint"
+    );
+}
+
+#[test]
+fn send_into_a_dialog_is_refused_and_types_nothing() {
+    for like in ["claude", "codex", "gemini"] {
+        let srv = TmuxServer::new(100, 30, &[]);
+        let (pane, transcript) = srv.fake(like, &["--dialog", "trust"]);
+        srv.wait_state(&pane, "dialog:trust", 10.0);
+        let o = srv.pg(&["send", "-t", &pane, "1"]);
+        assert_eq!(code(&o), 21, "{like}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(e.trim().lines().count(), 1);
+        assert!(e.contains("dialog:trust"), "{e}");
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(
+            records(&transcript, "dialog-input").is_empty(),
+            "{like}: typed into the dialog"
+        );
+        assert!(
+            records(&transcript, "dialog-dismissed").is_empty(),
+            "{like}: pressed Enter on the dialog"
+        );
+        assert!(prompts(&transcript).is_empty());
+    }
+}
+
+#[test]
+fn a_dialog_that_opens_just_after_the_prompt_is_never_typed_into() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let (pane, transcript) = srv.fake(
+        "claude",
+        &["--blank-ms", "300", "--fault-late-dialog", "permission"],
+    );
+    let o = srv.pg(&["send", "-t", &pane, "1"]);
+    // The gate sees the dialog (21); on a loaded machine the dialog can beat the
+    // settle window and open after the body was typed into the composer, and
+    // then the Enter is held back (33). Either way nothing reaches the dialog.
+    assert!(
+        [21, 33].contains(&code(&o)),
+        "exit {}: {}",
+        code(&o),
+        stderr(&o)
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(records(&transcript, "dialog-input").is_empty());
+    assert!(records(&transcript, "dialog-dismissed").is_empty());
+    assert!(prompts(&transcript).is_empty());
+
+    // With --wait-dialog it waits for a person to close the dialog, then delivers.
+    let srv = TmuxServer::new(100, 30, &[]);
+    let (pane, transcript) = srv.fake(
+        "claude",
+        &["--blank-ms", "300", "--fault-late-dialog", "permission"],
+    );
+    srv.wait_state(&pane, "dialog:permission", 10.0);
+    let child = srv
+        .pg_cmd(&["send", "-t", &pane, "--wait-dialog", "after the dialog"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    srv.tmux(&["send-keys", "-t", &pane, "Enter"]); // the person
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(prompts(&transcript), vec!["after the dialog"]);
+    assert!(records(&transcript, "dialog-input").is_empty());
+}
+
+#[test]
+fn twenty_concurrent_sends_leave_twenty_intact_prompts() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (pane, transcript) = srv.fake("claude", &["--busy-ms", "50"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    let bodies: Vec<String> = (0..20)
+        .map(|i| {
+            format!(
+                "sender {i:02} line one\nsender {i:02} line two {}\nsender {i:02} end",
+                "x".repeat(i * 37)
+            )
+        })
+        .collect();
+    let children: Vec<_> = bodies
+        .iter()
+        .map(|b| {
+            srv.pg_cmd(&["send", "-t", &pane, "--wait-busy", "--timeout", "60", b])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
+    let mut got = prompts(&transcript);
+    assert_eq!(got.len(), 20, "{got:#?}");
+    got.sort();
+    let mut want = bodies.clone();
+    want.sort();
+    assert_eq!(got, want, "every prompt intact, none interleaved");
+}
+
+#[test]
+fn copy_mode_is_refused_unless_cancelled() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let (pane, transcript) = srv.fake("codex", &[]);
+    srv.wait_state(&pane, "ready", 10.0);
+    srv.tmux(&["copy-mode", "-t", &pane]);
+    assert_eq!(srv.state(&pane), "in-mode");
+    let o = srv.pg(&["send", "-t", &pane, "hello"]);
+    assert_eq!(code(&o), 23, "{}", stderr(&o));
+    assert!(prompts(&transcript).is_empty());
+    let o = srv.pg(&["send", "-t", &pane, "--cancel-mode", "hello"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(prompts(&transcript), vec!["hello"]);
+}
+
+#[test]
+fn a_draft_is_refused_unless_replaced() {
+    for like in ["claude", "codex", "gemini"] {
+        let srv = TmuxServer::new(100, 30, &[]);
+        let (pane, transcript) = srv.fake(like, &[]);
+        srv.wait_state(&pane, "ready", 10.0);
+        srv.tmux(&["send-keys", "-t", &pane, "-l", "someone's half-typed draft"]);
+        srv.wait_state(&pane, "draft", 5.0);
+        let o = srv.pg(&["send", "-t", &pane, "my prompt"]);
+        assert_eq!(code(&o), 26, "{like}: {}", stderr(&o));
+        let o = srv.pg(&["send", "-t", &pane, "--replace-draft", "my prompt"]);
+        assert_eq!(code(&o), 0, "{like}: {}", stderr(&o));
+        assert_eq!(prompts(&transcript), vec!["my prompt"], "{like}");
+    }
+}
+
+/// A user-described agent without bracketed paste: the raw path, paced, in small
+/// chunks, survives the 1022-byte read loss.
+#[test]
+fn raw_profile_survives_the_1022_byte_loss() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let shown = std::process::Command::new(bin())
+        .args(["profiles", "--show", "claude"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout)
+        .replace("name = \"claude\"", "name = \"rawclaude\"")
+        .replace("bracketed_paste = true", "bracketed_paste = false")
+        .replace("raw_chunk_max = 63", "raw_chunk_max = 500")
+        .replace("pacing_ms = 20", "pacing_ms = 25");
+    let profiles = srv.dir.path().join("agents.toml");
+    std::fs::write(&profiles, text).unwrap();
+    let (pane, transcript) = srv.fake(
+        "claude",
+        &[
+            "--no-bracketed-paste",
+            "--fault-read-1022",
+            "--busy-ms",
+            "200",
+        ],
+    );
+    srv.wait_state(&pane, "ready", 10.0);
+    let p = profiles.to_str().unwrap();
+    let mut want = Vec::new();
+    for (what, body) in bodies().into_iter().filter(|(w, _)| *w != "20 KB") {
+        let o = send_stdin(
+            &srv,
+            &[
+                "--profiles",
+                p,
+                "--agent",
+                "rawclaude",
+                "-t",
+                &pane,
+                "--wait-busy",
+                "--json",
+            ],
+            &body,
+        );
+        assert_eq!(code(&o), 0, "{what}: {} {}", stderr(&o), receipt(&o));
+        assert_eq!(receipt(&o)["framing"], "raw-keys");
+        want.push(expect(&body));
+        assert_eq!(prompts(&transcript), want, "{what}");
+    }
+    assert!(
+        records(&transcript, "fault-dropped").is_empty(),
+        "no read ever hit 1022 bytes"
+    );
+}
+
+#[test]
+fn a_pane_killed_mid_send_fails_cleanly() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let shown = std::process::Command::new(bin())
+        .args(["profiles", "--show", "claude"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout)
+        .replace("name = \"claude\"", "name = \"slow\"")
+        .replace("bracketed_paste = true", "bracketed_paste = false")
+        .replace("pacing_ms = 20", "pacing_ms = 100");
+    let profiles = srv.dir.path().join("agents.toml");
+    std::fs::write(&profiles, text).unwrap();
+    let (pane, transcript) = srv.fake("claude", &["--no-bracketed-paste"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    let body = "y".repeat(6000); // 96 chunks of 63 bytes, 100 ms apart
+    let child = srv
+        .pg_cmd(&[
+            "--profiles",
+            profiles.to_str().unwrap(),
+            "send",
+            "--agent",
+            "slow",
+            "-t",
+            &pane,
+            &body,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    srv.tmux(&["kill-pane", "-t", &pane]);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(code(&o), 30, "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("delivery failed after"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(prompts(&transcript).is_empty(), "nothing was submitted");
+}
+
+#[test]
+fn a_server_that_goes_away_mid_wait_is_a_clear_error() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let (pane, _t) = srv.fake("claude", &["--blank-ms", "10000"]);
+    let child = srv
+        .pg_cmd(&["send", "-t", &pane, "hello"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    srv.tmux(&["kill-server"]);
+    let o = child.wait_with_output().unwrap();
+    let c = code(&o);
+    assert!(c == 4 || c == 5, "exit {c}: {}", stderr(&o));
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+}
+
+#[test]
+fn state_reports_the_whole_lifecycle() {
+    for like in ["claude", "codex", "gemini"] {
+        let srv = TmuxServer::new(100, 30, &["sh"]);
+        let (pane, _t) = srv.fake(
+            like,
+            &[
+                "--blank-ms",
+                "1200",
+                "--dialog",
+                "trust",
+                "--busy-ms",
+                "1500",
+            ],
+        );
+        let json = |p: &str| -> serde_json::Value {
+            let o = srv.pg(&["state", "-t", p, "--json"]);
+            serde_json::from_slice(&o.stdout).unwrap()
+        };
+        assert_eq!(
+            json(&pane)["state"],
+            "starting",
+            "{like}: blank before the first paint"
+        );
+        srv.wait_state(&pane, "dialog:trust", 10.0);
+        srv.tmux(&["send-keys", "-t", &pane, "Enter"]);
+        srv.wait_state(&pane, "ready", 5.0);
+        srv.tmux(&["send-keys", "-t", &pane, "-l", "hello"]);
+        srv.wait_state(&pane, "draft", 5.0);
+        let v = json(&pane);
+        assert_eq!(v["agent"], like);
+        assert_eq!(v["composer"]["text"], "hello");
+        std::thread::sleep(Duration::from_millis(150));
+        srv.tmux(&["send-keys", "-t", &pane, "Enter"]);
+        srv.wait_state(&pane, "busy", 5.0);
+        srv.wait_state(&pane, "ready", 5.0);
+        assert_eq!(
+            json("main:0")["state"],
+            "not-agent",
+            "{like}: the shell pane"
+        );
+        // --all lists both panes
+        let o = srv.pg(&["state", "--all"]);
+        assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 2);
+    }
+}
