@@ -145,8 +145,21 @@ pub struct WaitArgs {
 
 #[derive(Args, Debug)]
 pub struct SendArgs {
-    #[command(flatten)]
-    pub t: Target,
+    /// Target pane (`%3`, `session`, `session:1.2`); repeat for several. Default: the current pane
+    #[arg(short = 't', long = "target", value_name = "PANE")]
+    pub targets: Vec<String>,
+    /// Use this agent profile; with no -t, send to every pane of this agent
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// Send to every agent pane of the server (or of --session)
+    #[arg(long, conflicts_with = "targets")]
+    pub all_agents: bool,
+    /// Limit --all-agents / --agent to this session
+    #[arg(long, value_name = "NAME")]
+    pub session: Option<String>,
+    /// Fan-out: at least this long between two targets' submit keys
+    #[arg(long, default_value_t = 40, value_name = "MS")]
+    pub stagger: u64,
     #[command(flatten)]
     pub gate: GateFlags,
     /// Read the body from FILE (`-` for stdin)

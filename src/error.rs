@@ -31,6 +31,8 @@ pub mod code {
     pub const RECEIPT_STRANDED: i32 = 32;
     pub const RECEIPT_REFUSED: i32 = 33;
     pub const RECEIPT_UNKNOWN: i32 = 34;
+    pub const FANOUT_PARTIAL: i32 = 35;
+    pub const FANOUT_NONE: i32 = 36;
 }
 
 #[derive(Debug, Error)]

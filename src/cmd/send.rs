@@ -17,37 +17,231 @@ use serde_json::json;
 use std::time::Duration;
 
 pub fn run(server: &Server, profiles: &Profiles, a: SendArgs) -> Result<i32> {
-    let clock = SystemClock::new();
     let raw = read_body(&a.file, &a.body)?;
-    // Refuse a bad body before anything touches the pane.
+    // Refuse a bad body before anything touches a pane.
     sanitise(&raw)?;
-    if let Some(name) = &a.t.agent {
+    if let Some(name) = &a.agent {
         profiles.get(name)?;
     }
-    let pane = Process::new(server.clone()).resolve(&target(&a.t.target)?)?;
-    let mut tmux = Control::new(server.clone(), &pane);
-    let server_key = tmux.server_key()?;
-    let first = observe(&mut tmux, profiles, a.t.agent.as_deref(), &pane)?;
-    let Some(agent) = first.identity.agent.clone() else {
-        return Err(refusal(
-            &first.verdict.state,
-            &first.verdict.reason(),
-            false,
-        ));
-    };
-    let profile = profiles.get(&agent)?;
-    let pl = plan(&raw, profile.capability())?;
-
-    let lock = PaneLock::acquire(&server_key, &pane, secs(a.lock_timeout))?;
-    let force = forced(&a);
-    let t_gate = clock.now();
-    let gate = if force {
-        forced_gate(&mut tmux, profile, &pane)?
+    let fan_out =
+        a.targets.len() > 1 || a.all_agents || (a.targets.is_empty() && a.agent.is_some());
+    let shared = Shared::new(Duration::from_millis(a.stagger));
+    if !fan_out {
+        let t = match a.targets.first() {
+            Some(t) => t.clone(),
+            None => target(&None)?,
+        };
+        let o = deliver_to(server, profiles, &a, &t, &raw, &shared, None);
+        if let Some(rec) = &o.rec {
+            finish(rec, a.json)?;
+        }
+        if let Some(e) = o.err {
+            return Err(e);
+        }
+        if o.code != 0 && !a.json {
+            let rec = o.rec.unwrap_or_default();
+            let r = rec["receipt"].as_str().unwrap_or("?");
+            let ev = rec["evidence"]["rule"].as_str().unwrap_or("");
+            eprintln!("promptgate: receipt {r} ({ev}) for {}", o.pane);
+        }
+        return Ok(o.code);
+    }
+    let targets = select_targets(server, profiles, &a)?;
+    let outcomes: Vec<Outcome> = std::thread::scope(|s| {
+        let handles: Vec<_> = targets
+            .iter()
+            .map(|t| {
+                let (a, raw, shared) = (&a, &raw, &shared);
+                s.spawn(move || deliver_to(server, profiles, a, t, raw, shared, None))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("sender thread"))
+            .collect()
+    });
+    let consumed = outcomes.iter().filter(|o| o.code == 0).count();
+    let total = outcomes.len();
+    let exit = if consumed == total {
+        0
+    } else if consumed > 0 {
+        code::FANOUT_PARTIAL
     } else {
-        run_gate(&mut tmux, profiles, profile, &a, &pane)?
+        code::FANOUT_NONE
+    };
+    let rows: Vec<serde_json::Value> = outcomes
+        .iter()
+        .map(|o| {
+            if let Some(rec) = &o.rec {
+                crate::log::append(rec);
+            }
+            let mut r = o
+                .rec
+                .clone()
+                .unwrap_or_else(|| json!({"pane": o.pane, "receipt": "not-sent"}));
+            r["exit_code"] = o.code.into();
+            if let Some(e) = &o.err {
+                r["error"] = e.to_string().into();
+            }
+            r
+        })
+        .collect();
+    let summary = format!("{consumed} of {total} consumed");
+    if a.json {
+        out(&json!({"targets": rows, "summary": {"consumed": consumed, "total": total, "text": summary}, "exit_code": exit}).to_string())?;
+    } else {
+        for r in &rows {
+            let why = r["error"]
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| r["evidence"]["rule"].as_str().unwrap_or("").to_string());
+            out(&format!(
+                "{}\t{}\t{}\t{}",
+                r["pane"].as_str().unwrap_or("?"),
+                r["agent"].as_str().unwrap_or("-"),
+                r["receipt"].as_str().unwrap_or("?"),
+                why
+            ))?;
+        }
+        out(&format!("promptgate: {summary}"))?;
+    }
+    Ok(exit)
+}
+
+/// The panes a fan-out goes to: the `-t` list, or every agent pane of the server
+/// (of `--session`, of `--agent`).
+fn select_targets(server: &Server, profiles: &Profiles, a: &SendArgs) -> Result<Vec<String>> {
+    if !a.targets.is_empty() {
+        return Ok(a.targets.clone());
+    }
+    let mut tmux = Process::new(server.clone());
+    let mut panes = Vec::new();
+    for p in tmux.list_panes()? {
+        if a.session
+            .as_deref()
+            .is_some_and(|s| p.target.split(':').next() != Some(s))
+        {
+            continue;
+        }
+        let Ok(o) = observe(&mut tmux, profiles, None, &p.id) else {
+            continue;
+        };
+        let Some(agent) = o.identity.agent else {
+            continue;
+        };
+        if a.agent.as_deref().is_none_or(|want| want == agent) {
+            panes.push(p.id);
+        }
+    }
+    if panes.is_empty() {
+        return Err(Error::Refused(Refusal {
+            code: code::REFUSED_NOT_AGENT,
+            message: "no agent panes to send to".into(),
+        }));
+    }
+    Ok(panes)
+}
+
+/// What is shared by the senders of one fan-out: the submit slot, so that no
+/// two targets press their submit key in the same moment.
+pub struct Shared {
+    last_submit: std::sync::Mutex<Option<std::time::Instant>>,
+    stagger: Duration,
+}
+
+impl Shared {
+    pub fn new(stagger: Duration) -> Shared {
+        Shared {
+            last_submit: std::sync::Mutex::new(None),
+            stagger,
+        }
+    }
+
+    /// Run `f` (the submit) in its own moment: at least `stagger` after the last one.
+    fn in_slot<T>(&self, f: impl FnOnce() -> T) -> T {
+        let mut last = self.last_submit.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(l) = *last {
+            let wait = (l + self.stagger).saturating_duration_since(std::time::Instant::now());
+            std::thread::sleep(wait);
+        }
+        let r = f();
+        *last = Some(std::time::Instant::now());
+        r
+    }
+}
+
+/// Called with `typing` before the first byte and `submitting` before the submit key
+/// (the durable queue journals these).
+pub type PhaseHook<'a> = Option<&'a (dyn Fn(&str) + Sync)>;
+
+/// One target's result: the receipt record (when the gate ran), the exit code, the error.
+pub struct Outcome {
+    pub pane: String,
+    pub rec: Option<serde_json::Value>,
+    pub code: i32,
+    pub err: Option<Error>,
+}
+
+impl Outcome {
+    fn failed(pane: &str, e: Error) -> Outcome {
+        Outcome {
+            pane: pane.to_string(),
+            rec: None,
+            code: e.exit_code(),
+            err: Some(e),
+        }
+    }
+}
+
+/// The whole pipeline for one target. Never panics, never returns early without an Outcome.
+pub fn deliver_to(
+    server: &Server,
+    profiles: &Profiles,
+    a: &SendArgs,
+    target: &str,
+    raw: &[u8],
+    shared: &Shared,
+    hook: PhaseHook,
+) -> Outcome {
+    let clock = SystemClock::new();
+    let pane = match Process::new(server.clone()).resolve(target) {
+        Ok(p) => p,
+        Err(e) => return Outcome::failed(target, e),
+    };
+    let mut tmux = Control::new(server.clone(), &pane);
+    let prep = (|| {
+        let server_key = tmux.server_key()?;
+        let first = observe(&mut tmux, profiles, a.agent.as_deref(), &pane)?;
+        let Some(agent) = first.identity.agent.clone() else {
+            return Err(refusal(
+                &first.verdict.state,
+                &first.verdict.reason(),
+                false,
+            ));
+        };
+        let pl = plan(raw, profiles.get(&agent)?.capability())?;
+        let lock = PaneLock::acquire(&server_key, &pane, secs(a.lock_timeout))?;
+        Ok((server_key, agent, pl, lock))
+    })();
+    let (server_key, agent, pl, lock) = match prep {
+        Ok(v) => v,
+        Err(e) => return Outcome::failed(&pane, e),
+    };
+    let profile = match profiles.get(&agent) {
+        Ok(p) => p,
+        Err(e) => return Outcome::failed(&pane, e),
+    };
+    let force = forced(a);
+    let t_gate = clock.now();
+    let gate = match if force {
+        forced_gate(&mut tmux, profile, &pane)
+    } else {
+        run_gate(&mut tmux, profiles, profile, a, &pane)
+    } {
+        Ok(g) => g,
+        Err(e) => return Outcome::failed(&pane, e),
     };
     let gate_ms = (clock.now() - t_gate).as_millis() as u64;
-
     let mut rec = json!({
         "time_ms": crate::tmux::now_ms() as u64,
         "pane": pane,
@@ -68,19 +262,29 @@ pub fn run(server: &Server, profiles: &Profiles, a: SendArgs) -> Result<i32> {
         rec["receipt"] = "not-sent".into();
         rec["error"] = e.to_string().into();
         rec["exit_code"] = e.exit_code().into();
-        finish(&rec, a.json)?;
-        return Err(e);
+        return Outcome {
+            pane,
+            rec: Some(rec),
+            code: e.exit_code(),
+            err: Some(e),
+        };
     }
-
-    let result = deliver_and_verify(&mut tmux, profile, &pane, &pl, gate.screen.pid, &a, &clock);
-    let (exit, err) = match result {
+    let job = Job {
+        profile,
+        pane: &pane,
+        plan: &pl,
+        pid: gate.screen.pid,
+        args: a,
+        shared,
+        hook,
+    };
+    let (code, err) = match job.run(&mut tmux, &clock) {
         Ok((typed, j, resubmits, verify_ms)) => {
             rec["receipt"] = j.receipt.to_string().into();
             rec["evidence"] = serde_json::to_value(&j.evidence).unwrap_or_default();
             rec["resubmits"] = resubmits.into();
             rec["timings"] = json!({"gate_ms": gate_ms, "type_ms": typed.type_ms, "settle_ms": typed.settle_ms, "settled": typed.settled, "verify_ms": verify_ms, "total_ms": clock.now().as_millis() as u64});
-            let c = receipt_code(&j.receipt);
-            (c, None)
+            (receipt_code(&j.receipt), None)
         }
         Err(e) => {
             rec["receipt"] = "failed".into();
@@ -88,18 +292,14 @@ pub fn run(server: &Server, profiles: &Profiles, a: SendArgs) -> Result<i32> {
             (e.exit_code(), Some(e))
         }
     };
-    rec["exit_code"] = exit.into();
+    rec["exit_code"] = code.into();
     drop(lock);
-    finish(&rec, a.json)?;
-    if let Some(e) = err {
-        return Err(e);
+    Outcome {
+        pane,
+        rec: Some(rec),
+        code,
+        err,
     }
-    if exit != 0 && !a.json {
-        let r = rec["receipt"].as_str().unwrap_or("?");
-        let ev = rec["evidence"]["rule"].as_str().unwrap_or("");
-        eprintln!("promptgate: receipt {r} ({ev}) for {pane}");
-    }
-    Ok(exit)
 }
 
 /// `--force`, or `PROMPTGATE_GATE=off`: skip the gate (still plan, sanitise, verify).
@@ -190,76 +390,96 @@ fn run_gate(
 
 type Delivered = (Typed, Judgement, u32, u64);
 
-fn deliver_and_verify(
-    tmux: &mut Control,
-    profile: &Profile,
-    pane: &str,
-    pl: &Plan,
+/// One delivery into one pane, after the gate said ready.
+struct Job<'a> {
+    profile: &'a Profile,
+    pane: &'a str,
+    plan: &'a Plan,
     pid: Option<u32>,
-    a: &SendArgs,
-    clock: &dyn Clock,
-) -> Result<Delivered> {
-    let force = forced(a);
-    let s0 = check_same_pane(tmux, pane, pid)?;
-    let v0 = detect(profile, &s0);
-    if !force && v0.state != State::Ready {
-        let why = format!("changed after the gate, before typing: {}", v0.reason());
-        return Err(refusal(&v0.state, &why, false));
+    args: &'a SendArgs,
+    shared: &'a Shared,
+    hook: PhaseHook<'a>,
+}
+
+impl Job<'_> {
+    fn run(&self, tmux: &mut Control, clock: &dyn Clock) -> Result<Delivered> {
+        let Job {
+            profile,
+            pane,
+            plan: pl,
+            pid,
+            args: a,
+            shared,
+            hook,
+        } = *self;
+        let force = forced(a);
+        let s0 = check_same_pane(tmux, pane, pid)?;
+        let v0 = detect(profile, &s0);
+        if !force && v0.state != State::Ready {
+            let why = format!("changed after the gate, before typing: {}", v0.reason());
+            return Err(refusal(&v0.state, &why, false));
+        }
+        if let Some(h) = hook {
+            h("typing");
+        }
+        let mut typed = type_body(tmux, pane, pl, clock)?;
+        let typed_at = clock.now();
+        let kib = (pl.bytes_out as u64).div_ceil(1024);
+        settle(
+            tmux,
+            pane,
+            profile,
+            clock,
+            Duration::from_millis(60),
+            Duration::from_millis(1500 + 20 * kib).min(Duration::from_secs(20)),
+            &mut typed,
+        )?;
+        let delay = Duration::from_millis(pl.submit().delay_before_ms);
+        let since = clock.now() - typed_at;
+        if since < delay {
+            clock.sleep(delay - since);
+        }
+        // The last look before the submit key: never press it into a dialog.
+        let before = check_same_pane(tmux, pane, pid)?;
+        let vb = detect(profile, &before);
+        if let State::Dialog(_) = vb.state {
+            let evidence = crate::detect::Evidence {
+                rule: "verify.dialog-before-submit".into(),
+                ..vb.evidence.clone()
+            };
+            let j = Judgement {
+                receipt: Receipt::Refused,
+                evidence,
+                verdict: vb,
+            };
+            return Ok((typed, j, 0, 0));
+        }
+        if let Some(h) = hook {
+            h("submitting");
+        }
+        shared.in_slot(|| submit(tmux, pane, pl))?;
+        if a.no_verify {
+            let j = Judgement {
+                receipt: Receipt::Consumed,
+                evidence: crate::detect::Evidence {
+                    rule: "verify.skipped".into(),
+                    ..Default::default()
+                },
+                verdict: detect(profile, &before),
+            };
+            return Ok((typed, j, 0, 0));
+        }
+        let (j, resubmits, ms) = verify_loop(
+            tmux,
+            profile,
+            pane,
+            pl,
+            &before,
+            secs(a.verify_timeout),
+            clock,
+        )?;
+        Ok((typed, j, resubmits, ms))
     }
-    let mut typed = type_body(tmux, pane, pl, clock)?;
-    let typed_at = clock.now();
-    let kib = (pl.bytes_out as u64).div_ceil(1024);
-    settle(
-        tmux,
-        pane,
-        profile,
-        clock,
-        Duration::from_millis(60),
-        Duration::from_millis(1500 + 20 * kib).min(Duration::from_secs(20)),
-        &mut typed,
-    )?;
-    let delay = Duration::from_millis(pl.submit().delay_before_ms);
-    let since = clock.now() - typed_at;
-    if since < delay {
-        clock.sleep(delay - since);
-    }
-    // The last look before the submit key: never press it into a dialog.
-    let before = check_same_pane(tmux, pane, pid)?;
-    let vb = detect(profile, &before);
-    if let State::Dialog(_) = vb.state {
-        let evidence = crate::detect::Evidence {
-            rule: "verify.dialog-before-submit".into(),
-            ..vb.evidence.clone()
-        };
-        let j = Judgement {
-            receipt: Receipt::Refused,
-            evidence,
-            verdict: vb,
-        };
-        return Ok((typed, j, 0, 0));
-    }
-    submit(tmux, pane, pl)?;
-    if a.no_verify {
-        let j = Judgement {
-            receipt: Receipt::Consumed,
-            evidence: crate::detect::Evidence {
-                rule: "verify.skipped".into(),
-                ..Default::default()
-            },
-            verdict: detect(profile, &before),
-        };
-        return Ok((typed, j, 0, 0));
-    }
-    let (j, resubmits, ms) = verify_loop(
-        tmux,
-        profile,
-        pane,
-        pl,
-        &before,
-        secs(a.verify_timeout),
-        clock,
-    )?;
-    Ok((typed, j, resubmits, ms))
 }
 
 /// Watch until consumed or refused; press submit again (bounded) while stranded.
