@@ -44,6 +44,8 @@ pub enum Command {
     Plan(PlanArgs),
     /// List the agent profiles, or print one as TOML
     Profiles(ProfilesArgs),
+    /// A durable queue of prompts per pane, delivered in order when each pane is ready
+    Queue(QueueArgs),
     /// Open a private tmux server with a simulated agent and deliver to it
     Demo(DemoArgs),
     /// A simulated agent for tests and the demo
@@ -157,6 +159,9 @@ pub struct SendArgs {
     /// Limit --all-agents / --agent to this session
     #[arg(long, value_name = "NAME")]
     pub session: Option<String>,
+    /// Wait through busy, up to a long timeout (at least 10 minutes): the one-shot queue
+    #[arg(long)]
+    pub when_ready: bool,
     /// Fan-out: at least this long between two targets' submit keys
     #[arg(long, default_value_t = 40, value_name = "MS")]
     pub stagger: u64,
@@ -230,6 +235,70 @@ pub struct ProfilesArgs {
     pub show: Option<String>,
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct QueueArgs {
+    #[command(subcommand)]
+    pub cmd: QueueCmd,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum QueueCmd {
+    /// Queue a prompt for a pane (prints its id)
+    Add(QueueAddArgs),
+    /// List queued prompts: id, server, pane, phase, last receipt, preview
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a queued prompt
+    Drop { id: String },
+    /// Deliver the queues: each pane's prompts in order, whenever it is ready
+    Run(QueueRunArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct QueueAddArgs {
+    /// Target pane; default: the current pane
+    #[arg(short = 't', long = "target", value_name = "PANE")]
+    pub target: Option<String>,
+    /// Agent profile to use for this pane
+    #[arg(long, value_name = "NAME")]
+    pub agent: Option<String>,
+    /// Read the body from FILE (`-` for stdin)
+    #[arg(
+        short = 'f',
+        long = "file",
+        value_name = "FILE",
+        conflicts_with = "body"
+    )]
+    pub file: Option<PathBuf>,
+    #[arg(
+        value_name = "BODY",
+        allow_hyphen_values = true,
+        trailing_var_arg = true
+    )]
+    pub body: Vec<std::ffi::OsString>,
+}
+
+#[derive(Args, Debug)]
+pub struct QueueRunArgs {
+    /// Stop when nothing more can be delivered now (or the queue is empty)
+    #[arg(long)]
+    pub once: bool,
+    /// Stop after this many seconds
+    #[arg(long, value_name = "SECS")]
+    pub max_secs: Option<f64>,
+    /// Pause between rounds when nothing moved
+    #[arg(long, default_value_t = 200, value_name = "MS")]
+    pub interval: u64,
+    /// How long one delivery waits for its pane (busy is waited through)
+    #[arg(long, default_value_t = 2.0, value_name = "SECS")]
+    pub gate_timeout: f64,
+    /// Seconds to watch for each receipt
+    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    pub verify_timeout: f64,
 }
 
 #[derive(Args, Debug)]

@@ -15,6 +15,7 @@ pub mod lock;
 pub mod log;
 pub mod plan;
 pub mod profile;
+pub mod queue;
 pub mod screen;
 pub mod text;
 pub mod tmux;

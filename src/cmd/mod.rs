@@ -7,6 +7,7 @@ mod detect;
 mod explain;
 mod plan;
 mod profiles;
+mod queue;
 mod send;
 mod state;
 mod wait;
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Send(a) => send::run(&server, &profiles()?, a),
         Command::Plan(a) => plan::run(&profiles()?, a),
         Command::Profiles(a) => profiles::run(&profiles()?, cli.profiles.as_deref(), a),
+        Command::Queue(a) => queue::run(&server, &profiles()?, a),
         Command::Demo(a) => demo::run(a),
         Command::FakeAgent(a) => fake_agent(a),
     }

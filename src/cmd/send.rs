@@ -362,7 +362,11 @@ fn run_gate(
     a: &SendArgs,
     pane: &str,
 ) -> Result<GateResult> {
-    let opts = super::wait::opts(&a.gate);
+    let mut opts = super::wait::opts(&a.gate);
+    if a.when_ready {
+        opts.wait_busy = true;
+        opts.timeout = opts.timeout.max(Duration::from_secs(600));
+    }
     let mut cancelled = false;
     let mut cleared = false;
     loop {
@@ -483,7 +487,7 @@ impl Job<'_> {
 }
 
 /// Watch until consumed or refused; press submit again (bounded) while stranded.
-fn verify_loop(
+pub(crate) fn verify_loop(
     tmux: &mut Control,
     profile: &Profile,
     pane: &str,

@@ -25,6 +25,15 @@ pub enum Server {
 }
 
 impl Server {
+    /// A printable, parseable name: `default`, `-L NAME`, `-S PATH`.
+    pub fn spec(&self) -> String {
+        match self {
+            Server::Default => "default".into(),
+            Server::Name(n) => format!("-L {n}"),
+            Server::Path(p) => format!("-S {p}"),
+        }
+    }
+
     /// The global flags for a tmux client.
     pub fn args(&self) -> Vec<String> {
         match self {
