@@ -19,6 +19,9 @@ pub struct Cli {
     /// tmux server socket path (like `tmux -S`)
     #[arg(short = 'S', global = true, value_name = "PATH")]
     pub socket_path: Option<String>,
+    /// Run tmux on HOST over ssh (same as PROMPTGATE_TMUX="ssh HOST tmux")
+    #[arg(long, global = true, value_name = "HOST")]
+    pub host: Option<String>,
     /// Agent profiles file (default: $XDG_CONFIG_HOME/promptgate/agents.toml)
     #[arg(long, global = true, value_name = "FILE", env = "PROMPTGATE_PROFILES")]
     pub profiles: Option<PathBuf>,

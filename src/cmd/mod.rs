@@ -24,6 +24,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 pub fn run(cli: Cli) -> Result<i32> {
+    if let Some(h) = &cli.host {
+        // Before any thread starts: every tmux call of this process goes over ssh.
+        std::env::set_var("PROMPTGATE_TMUX", format!("ssh -o BatchMode=yes {h} tmux"));
+    }
     let server = match (&cli.socket_name, &cli.socket_path) {
         (Some(n), _) => Server::Name(n.clone()),
         (_, Some(p)) => Server::Path(p.clone()),
@@ -101,7 +105,7 @@ pub fn observe_screen(
     screen: Screen,
 ) -> Result<Observed> {
     let procs = match (agent, screen.pid) {
-        (None, Some(pid)) => process_tree(pid),
+        (None, Some(pid)) if !crate::tmux::is_remote() => process_tree(pid),
         _ => Vec::new(),
     };
     let identity = identify(profiles, agent, &screen, &procs)?;

@@ -9,7 +9,7 @@ use super::{exact_target, now_ms, parse_read, PaneInfo, Process, Server, Tmux, R
 use crate::error::{Error, Result};
 use crate::screen::Screen;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -43,17 +43,21 @@ impl Drop for Conn {
 }
 
 impl Conn {
-    fn open(server: &Server, binary: &str, session: &str) -> Result<Conn> {
-        let mut child = Command::new(binary)
-            .args(server.args())
-            .args([
+    fn open(server: &Server, session: &str) -> Result<Conn> {
+        let mut args = server.args();
+        args.extend(
+            [
                 "-C",
                 "attach-session",
                 "-f",
                 "no-output,ignore-size",
                 "-t",
                 session,
-            ])
+            ]
+            .map(String::from),
+        );
+        let mut child = super::Launcher::from_env()
+            .command(&args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -171,8 +175,7 @@ impl Control {
         );
         match session.map(|s| s.trim().to_string()) {
             Ok(s) if !s.is_empty() => {
-                let binary = std::env::var("PROMPTGATE_TMUX").unwrap_or_else(|_| "tmux".into());
-                match Conn::open(&server, &binary, &s) {
+                match Conn::open(&server, &s) {
                     Ok(mut conn) => {
                         // The first round trip proves the connection works.
                         match conn.exec("display-message -p ok", 1, Duration::from_secs(2)) {

@@ -44,6 +44,61 @@ impl Server {
     }
 }
 
+/// How tmux is run: `tmux` here, or any command that ends in tmux, such as
+/// `ssh HOST tmux` (from `PROMPTGATE_TMUX` or `--host`). Through ssh every
+/// argument is quoted for the far shell, and the local `/proc` is not used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launcher {
+    pub argv: Vec<String>,
+    pub remote: bool,
+}
+
+impl Launcher {
+    pub fn from_env() -> Launcher {
+        let spec = std::env::var("PROMPTGATE_TMUX")
+            .ok()
+            .filter(|s| !s.trim().is_empty());
+        let argv: Vec<String> = spec
+            .as_deref()
+            .unwrap_or("tmux")
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+        let remote = argv
+            .first()
+            .is_some_and(|a| a.rsplit('/').next() == Some("ssh"));
+        Launcher { argv, remote }
+    }
+
+    /// A command for tmux `args` (server flags included by the caller).
+    pub fn command(&self, args: &[String]) -> std::process::Command {
+        let mut c = std::process::Command::new(&self.argv[0]);
+        c.args(&self.argv[1..]);
+        if self.remote {
+            c.args(args.iter().map(|a| sh_quote(a)));
+        } else {
+            c.args(args);
+        }
+        c
+    }
+}
+
+/// Quote one word for a POSIX shell.
+pub fn sh_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"%@=:,./_-+".contains(&b))
+    {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// True when tmux runs on another machine: its pids mean nothing here.
+pub fn is_remote() -> bool {
+    Launcher::from_env().remote
+}
+
 /// One pane of `list-panes -a`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct PaneInfo {
@@ -173,6 +228,14 @@ mod tests {
         assert_eq!(exact_target("work:1.2"), "=work:1.2");
         assert_eq!(exact_target("%3"), "%3");
         assert_eq!(exact_target("=work:"), "=work:");
+    }
+
+    #[test]
+    fn words_are_quoted_for_the_far_shell() {
+        assert_eq!(sh_quote("%3"), "%3");
+        assert_eq!(sh_quote("#{pane_id}"), "'#{pane_id}'");
+        assert_eq!(sh_quote("it's"), "'it'\\''s'");
+        assert_eq!(sh_quote(""), "''");
     }
 
     #[test]

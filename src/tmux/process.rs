@@ -7,33 +7,34 @@ use super::{
 use crate::error::{Error, Result};
 use crate::screen::Screen;
 use std::io::{Read, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
 pub struct Process {
     pub server: Server,
     pub timeout: Duration,
-    binary: String,
+    launcher: super::Launcher,
 }
 
 static BUFFER_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Process {
     pub fn new(server: Server) -> Process {
-        let binary = std::env::var("PROMPTGATE_TMUX").unwrap_or_else(|_| "tmux".into());
+        let launcher = super::Launcher::from_env();
         Process {
             server,
             timeout: Duration::from_secs(5),
-            binary,
+            launcher,
         }
     }
 
     /// Run tmux with `args`, feeding `stdin`; returns stdout. `target` names the pane in errors.
     pub fn run(&self, args: &[&str], stdin: Option<&[u8]>, target: Option<&str>) -> Result<String> {
         let what = args.first().copied().unwrap_or("tmux").to_string();
-        let mut cmd = Command::new(&self.binary);
-        cmd.args(self.server.args()).args(args);
+        let mut all = self.server.args();
+        all.extend(args.iter().map(|s| s.to_string()));
+        let mut cmd = self.launcher.command(&all);
         cmd.stdin(if stdin.is_some() {
             Stdio::piped()
         } else {
@@ -295,10 +296,13 @@ impl Tmux for Process {
     }
 
     fn server_key(&mut self) -> Result<String> {
-        Ok(self
-            .run(&["display-message", "-p", "#{socket_path}"], None, None)?
-            .trim()
-            .to_string())
+        let here = if self.launcher.remote {
+            format!("{}:", self.launcher.argv.join(" "))
+        } else {
+            String::new()
+        };
+        let socket = self.run(&["display-message", "-p", "#{socket_path}"], None, None)?;
+        Ok(here + socket.trim())
     }
 
     fn capture_ansi(&mut self, pane: &str) -> Result<String> {

@@ -1,0 +1,180 @@
+//! Agents on another machine: every tmux call over ssh, against a real sshd on
+//! the loopback address with a throwaway host key and user key.
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Sshd {
+    child: Child,
+    port: u16,
+    key: PathBuf,
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn sshd_binary() -> Option<PathBuf> {
+    ["/usr/sbin/sshd", "/usr/bin/sshd"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+}
+
+fn start_sshd(dir: &Path) -> Option<Sshd> {
+    let Some(sshd) = sshd_binary() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "sshd is missing in CI (.ci/run installs openssh-server)"
+        );
+        eprintln!("skipping: no sshd (apt-get install openssh-server)");
+        return None;
+    };
+    let keygen = |path: &Path| {
+        let o = Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+            .arg(path)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "ssh-keygen: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    let (host_key, user_key) = (dir.join("host_key"), dir.join("user_key"));
+    keygen(&host_key);
+    keygen(&user_key);
+    std::fs::copy(dir.join("user_key.pub"), dir.join("authorized_keys")).unwrap();
+    let _ = std::fs::create_dir_all("/run/sshd");
+    let port = 20000 + (std::process::id() % 20000) as u16;
+    let config = dir.join("sshd_config");
+    std::fs::write(
+        &config,
+        format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nAuthorizedKeysFile {}\nPidFile {}\nStrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\nPermitRootLogin prohibit-password\nLogLevel ERROR\nAcceptEnv LANG\nMaxStartups 100:30:200\nMaxSessions 100\n",
+            host_key.display(),
+            dir.join("authorized_keys").display(),
+            dir.join("sshd.pid").display()
+        ),
+    )
+    .unwrap();
+    let child = Command::new(sshd)
+        .args(["-D", "-e", "-f"])
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let s = Sshd {
+        child,
+        port,
+        key: user_key,
+    };
+    let start = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "sshd did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Some(s)
+}
+
+impl Sshd {
+    fn tmux_over_ssh(&self) -> String {
+        format!(
+            "ssh -p {} -i {} -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR 127.0.0.1 tmux",
+            self.port,
+            self.key.display()
+        )
+    }
+}
+
+#[test]
+fn send_over_ssh_is_byte_exact_and_still_refuses_a_dialog() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let Some(sshd) = start_sshd(srv.dir.path()) else {
+        return;
+    };
+    let via = sshd.tmux_over_ssh();
+    let (pane, transcript) = srv.fake("claude", &["--busy-ms", "200"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    let remote = |args: &[&str]| {
+        let mut c = srv.pg_cmd(args);
+        c.env("PROMPTGATE_TMUX", &via);
+        c
+    };
+    // state and send through ssh
+    let o = remote(&["state", "-t", &pane]).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("\tclaude\tready\t"),
+        "{} {}",
+        String::from_utf8_lossy(&o.stdout),
+        stderr(&o)
+    );
+    let one = "one line over ssh; with 'quotes' and $(id) and #{pane_id}";
+    let o = remote(&["send", "-t", &pane, "--json", one])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        r["control_mode"], true,
+        "polling used one ssh session in control mode"
+    );
+    assert!(r["server"].as_str().unwrap().starts_with("ssh "), "{r}");
+    // 1 MB through load-buffer's stdin, over ssh
+    let big: String = (0..20_000)
+        .map(|i| format!("{i:06} lorem ipsum dolor sit amet, consectetur adipiscing\n"))
+        .collect();
+    let mut child = remote(&["send", "-t", &pane, "--wait-busy", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(big.as_bytes()).unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        prompts(&transcript),
+        vec![one.to_string(), big.trim_end_matches('\n').to_string()]
+    );
+
+    // the gate still refuses a dialog, over ssh
+    let (dpane, dtranscript) = srv.fake("codex", &["--dialog", "trust"]);
+    srv.wait_state(&dpane, "dialog:trust", 10.0);
+    let o = remote(&["send", "-t", &dpane, "1"]).output().unwrap();
+    assert_eq!(code(&o), 21, "{}", stderr(&o));
+    assert!(records(&dtranscript, "dialog-input").is_empty());
+    // --host is the short form (an unknown host fails as no server, quickly)
+    let o = srv
+        .pg_cmd(&[
+            "--host",
+            "promptgate-no-such-host.invalid",
+            "state",
+            "-t",
+            &pane,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        [4, 6].contains(&code(&o)),
+        "exit {}: {}",
+        code(&o),
+        stderr(&o)
+    );
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+}
