@@ -213,3 +213,35 @@ fn user_profiles_file_adds_an_agent() {
     assert_eq!(code(&o), 8);
     one_line_error(&o);
 }
+
+#[test]
+fn tmux_missing_is_exit_3() {
+    let o = std::process::Command::new(bin())
+        .args(["state", "-t", "%0"])
+        .env("PROMPTGATE_TMUX", "/nonexistent/tmux")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 3);
+    one_line_error(&o);
+}
+
+#[test]
+fn wait_reports_readiness_and_refusals() {
+    let srv = TmuxServer::new(80, 24, &[]);
+    let (pane, _t) = srv.fake("gemini", &["--dialog", "api-key"]);
+    srv.wait_state(&pane, "dialog:api-key", 10.0);
+    let o = srv.pg(&["wait", "-t", &pane, "--json"]);
+    assert_eq!(code(&o), 21);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (v["ready"].as_bool(), v["state"].as_str()),
+        (Some(false), Some("dialog:api-key"))
+    );
+    srv.tmux(&["send-keys", "-t", &pane, "Enter"]);
+    let o = srv.pg(&["wait", "-t", &pane, "--timeout", "10"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("\tgemini\tready\t"));
+    let sh = srv.window(&["sh"]);
+    let o = srv.pg(&["wait", "-t", &sh, "--timeout", "1"]);
+    assert_eq!(code(&o), 24, "{}", stderr(&o));
+}
