@@ -66,6 +66,34 @@ pub fn echo_rows(p: &Profile, body: &str, s: &Screen) -> Vec<usize> {
     rows
 }
 
+/// Rows above row `above` where a transcript copy of the body's end finishes:
+/// the last 16 non-blank characters of the body, matched with all whitespace
+/// removed from body and rows (so the agent's own wrapping, indents and tab
+/// expansion do not matter). Empty for bodies with fewer than 8 such characters.
+pub fn tail_rows(body: &str, s: &Screen, above: usize) -> Vec<usize> {
+    let dense: Vec<char> = body
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '\u{a0}')
+        .collect();
+    if dense.len() < 8 {
+        return Vec::new();
+    }
+    let probe: String = dense[dense.len().saturating_sub(16)..].iter().collect();
+    let mut joined = String::new();
+    let mut rows = Vec::new();
+    for y in 0..above.min(s.rows.len()) {
+        joined.extend(
+            s.row(y)
+                .chars()
+                .filter(|c| !c.is_whitespace() && *c != '\u{a0}'),
+        );
+        if !s.row(y).trim().is_empty() && joined.ends_with(&probe) {
+            rows.push(y);
+        }
+    }
+    rows
+}
+
 fn marker_hit(markers: &[Marker], s: &Screen) -> Option<Evidence> {
     for m in markers {
         for (y, row) in s.rows.iter().enumerate() {
@@ -146,6 +174,28 @@ pub fn judge(p: &Profile, body: &str, before: &Screen, after: &Screen) -> Judgem
                 text: after.row(y).chars().take(60).collect(),
             };
             return out(Receipt::Consumed, ev);
+        }
+        // A long body's first line (the echo row) scrolls off at once, and an offline
+        // claude is busy for only ~0.1-0.3 s, so both signs can be missed. The body's
+        // end in the transcript is then the proof: the composer that held it is empty
+        // and the transcript above it ends a copy of the body (new, unless the
+        // composer held text before the submit key, as a repeated body shows the
+        // same tail at the same rows).
+        let c = v.composer.as_ref().map_or(after.rows.len(), |c| c.row);
+        let bv = detect(p, before);
+        let held = bv.composer.as_ref().is_some_and(|c| !c.empty);
+        let bc = bv.composer.as_ref().map_or(before.rows.len(), |c| c.row);
+        let (b, a) = (tail_rows(body, before, bc), tail_rows(body, after, c));
+        if let Some(&y) = a.last() {
+            if held || a.len() > b.len() || a.last() != b.last() {
+                let ev = Evidence {
+                    rule: "verify.transcript-tail".into(),
+                    row: Some(y),
+                    col: Some(0),
+                    text: after.row(y).chars().take(60).collect(),
+                };
+                return out(Receipt::Consumed, ev);
+            }
         }
         return out(
             Receipt::Unknown,

@@ -207,3 +207,44 @@ fn receipts_from_real_captures() {
         Receipt::Consumed
     );
 }
+
+#[test]
+fn a_long_body_whose_echo_scrolled_off_is_consumed_by_its_tail() {
+    // 100 lines, 5 KB: at 80x24 claude's transcript keeps only the last 15 lines
+    // of the message (the `❯ 00000 …` echo row scrolled off) and its offline busy
+    // phase lasts ~0.1-0.3 s; the tail above the emptied box is the proof.
+    let body = (0..100)
+        .map(|i| format!("{i:05} the quick brown fox jumps over the lazy dog"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_eq!(
+        receipt(
+            "claude",
+            &body,
+            "claude/66-draft-paste5k-80x24",
+            "claude/67-ready-after-paste5k-turn-80x24"
+        ),
+        Receipt::Consumed
+    );
+    // an idle screen that already showed the tail, with nothing in the box before
+    // the submit key, proves nothing
+    assert_eq!(
+        receipt(
+            "claude",
+            &body,
+            "claude/67-ready-after-paste5k-turn-80x24",
+            "claude/67-ready-after-paste5k-turn-80x24"
+        ),
+        Receipt::Unknown
+    );
+    // gemini's submit gap (input cleared, no echo yet) stays undecided: wait, never re-send
+    assert_eq!(
+        receipt(
+            "gemini",
+            "please refactor the parser module so that every error carries its line and column, then run the tests",
+            "gemini/62-draft-typed-80x24",
+            "gemini/64a-submit-gap-80x24"
+        ),
+        Receipt::Unknown
+    );
+}
