@@ -67,9 +67,10 @@ pub fn echo_rows(p: &Profile, body: &str, s: &Screen) -> Vec<usize> {
 }
 
 /// Rows above row `above` where a transcript copy of the body's end finishes:
-/// the last 16 non-blank characters of the body, matched with all whitespace
-/// removed from body and rows (so the agent's own wrapping, indents and tab
-/// expansion do not matter). Empty for bodies with fewer than 8 such characters.
+/// the last 64 non-blank characters of the body (long enough to reach into the
+/// line before when lines end alike), matched with all whitespace removed from
+/// body and rows (so the agent's own wrapping, indents and tab expansion do not
+/// matter). Empty for bodies with fewer than 8 such characters.
 pub fn tail_rows(body: &str, s: &Screen, above: usize) -> Vec<usize> {
     let dense: Vec<char> = body
         .chars()
@@ -78,7 +79,7 @@ pub fn tail_rows(body: &str, s: &Screen, above: usize) -> Vec<usize> {
     if dense.len() < 8 {
         return Vec::new();
     }
-    let probe: String = dense[dense.len().saturating_sub(16)..].iter().collect();
+    let probe: String = dense[dense.len().saturating_sub(64)..].iter().collect();
     let mut joined = String::new();
     let mut rows = Vec::new();
     for y in 0..above.min(s.rows.len()) {

@@ -226,6 +226,21 @@ fn a_long_body_whose_echo_scrolled_off_is_consumed_by_its_tail() {
         ),
         Receipt::Consumed
     );
+    // a body whose lines end alike but whose last line is another one: the older
+    // message's tail on screen is not its proof
+    let longer = (0..400)
+        .map(|i| format!("{i:05} the quick brown fox jumps over the lazy dog"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_eq!(
+        receipt(
+            "claude",
+            &longer,
+            "claude/66-draft-paste5k-80x24",
+            "claude/67-ready-after-paste5k-turn-80x24"
+        ),
+        Receipt::Unknown
+    );
     // an idle screen that already showed the tail, with nothing in the box before
     // the submit key, proves nothing
     assert_eq!(
