@@ -51,6 +51,10 @@ pub enum Command {
     Queue(QueueArgs),
     /// Open a private tmux server with a simulated agent and deliver to it
     Demo(DemoArgs),
+    /// Every agent pane's state as a compact glyph, for the status line
+    Status(crate::cmd::status::StatusArgs),
+    /// The tmux plugin's watcher: status segment and busy -> ready notices (one per server)
+    Watch(crate::cmd::watch::WatchArgs),
     /// A simulated agent for tests and the demo
     #[command(hide = true)]
     FakeAgent(crate::fake_agent::FakeAgentArgs),
@@ -170,14 +174,6 @@ pub struct SendArgs {
     pub stagger: u64,
     #[command(flatten)]
     pub gate: GateFlags,
-    /// Read the body from FILE (`-` for stdin)
-    #[arg(
-        short = 'f',
-        long = "file",
-        value_name = "FILE",
-        conflicts_with = "body"
-    )]
-    pub file: Option<PathBuf>,
     /// Skip the gate (still plans, sanitises and verifies); also PROMPTGATE_GATE=off
     #[arg(long)]
     pub force: bool,
@@ -199,13 +195,28 @@ pub struct SendArgs {
     /// Print the receipt as JSON
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub body: BodyArgs,
+}
+
+/// Where a prompt comes from: `-f FILE` (`-` = stdin), the words, or stdin.
+#[derive(Args, Debug, Clone)]
+pub struct BodyArgs {
+    /// Read the body from FILE (`-` for stdin)
+    #[arg(
+        short = 'f',
+        long = "file",
+        value_name = "FILE",
+        conflicts_with = "words"
+    )]
+    pub file: Option<PathBuf>,
     /// The prompt (words are joined by spaces); or use -f, or pipe it on stdin
     #[arg(
         value_name = "BODY",
         allow_hyphen_values = true,
         trailing_var_arg = true
     )]
-    pub body: Vec<std::ffi::OsString>,
+    pub words: Vec<std::ffi::OsString>,
 }
 
 #[derive(Args, Debug)]
@@ -213,22 +224,10 @@ pub struct PlanArgs {
     /// Agent profile whose delivery capability to use
     #[arg(long, value_name = "NAME")]
     pub agent: String,
-    /// Read the body from FILE (`-` for stdin)
-    #[arg(
-        short = 'f',
-        long = "file",
-        value_name = "FILE",
-        conflicts_with = "body"
-    )]
-    pub file: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
-    #[arg(
-        value_name = "BODY",
-        allow_hyphen_values = true,
-        trailing_var_arg = true
-    )]
-    pub body: Vec<std::ffi::OsString>,
+    #[command(flatten)]
+    pub body: BodyArgs,
 }
 
 #[derive(Args, Debug)]
@@ -269,20 +268,8 @@ pub struct QueueAddArgs {
     /// Agent profile to use for this pane
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
-    /// Read the body from FILE (`-` for stdin)
-    #[arg(
-        short = 'f',
-        long = "file",
-        value_name = "FILE",
-        conflicts_with = "body"
-    )]
-    pub file: Option<PathBuf>,
-    #[arg(
-        value_name = "BODY",
-        allow_hyphen_values = true,
-        trailing_var_arg = true
-    )]
-    pub body: Vec<std::ffi::OsString>,
+    #[command(flatten)]
+    pub body: BodyArgs,
 }
 
 #[derive(Args, Debug)]

@@ -20,9 +20,9 @@ pub struct GateOpts {
     pub wait_busy: bool,
     /// Wait through dialogs too (never typing into them) until a person closes them.
     pub wait_dialog: bool,
-    /// When the pane was not ready at the first look (a cold start), the ready
-    /// screen must hold still this long instead of `stable`: a start-up can paint
-    /// a prompt and then move it, or open a dialog over it.
+    /// When the gate saw the agent starting up (blank, loading, a first-run
+    /// dialog), the ready screen must hold still this long instead of `stable`:
+    /// a start-up can paint a prompt and then move it, or open a dialog over it.
     /// `None`: the profile's `startup_settle_ms`.
     pub settle_after_start: Option<Duration>,
 }
@@ -118,7 +118,12 @@ pub fn wait(
             stable_since = now;
         }
         let verdict = detect(profile, &screen);
-        cold |= verdict.state != State::Ready;
+        // A start-up (blank, banner, loading layout, first-run dialog) can paint a
+        // prompt and then move it or open a dialog over it; busy -> ready cannot.
+        cold |= matches!(
+            verdict.state,
+            State::Starting | State::Unknown | State::Dialog(_)
+        );
         let need = if cold {
             opts.stable.max(settle)
         } else {

@@ -2,8 +2,6 @@
 
 mod common;
 use common::*;
-use std::io::Write;
-use std::process::Stdio;
 
 fn fixture(name: &str) -> String {
     format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
@@ -130,19 +128,8 @@ fn bad_bodies_are_exit_10_and_touch_no_pane() {
     let none = format!("promptgate-test-none-{}", std::process::id());
     let send = |body: &[u8]| {
         let mut c = std::process::Command::new(bin());
-        c.args(["-L", &none, "send", "-t", "%0", "-f", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = c.spawn().unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        let body = body.to_vec();
-        let w = std::thread::spawn(move || {
-            let _ = stdin.write_all(&body);
-        });
-        let o = child.wait_with_output().unwrap();
-        w.join().unwrap();
-        o
+        c.args(["-L", &none, "send", "-t", "%0", "-f", "-"]);
+        output_with_stdin(&mut c, body)
     };
     for (what, body) in [
         ("invalid UTF-8", b"hello \xff\xfe world".to_vec()),

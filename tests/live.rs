@@ -5,7 +5,6 @@
 mod common;
 use common::*;
 use promptgate::plan::sanitise;
-use std::io::Write;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -19,21 +18,7 @@ const FAULTS: &[&str] = &[
 fn send_stdin(srv: &TmuxServer, extra: &[&str], body: &[u8]) -> Output {
     let mut args = vec!["send", "-f", "-"];
     args.extend_from_slice(extra);
-    let mut child = srv
-        .pg_cmd(&args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let body = body.to_vec();
-    let w = std::thread::spawn(move || {
-        let _ = stdin.write_all(&body);
-    });
-    let o = child.wait_with_output().unwrap();
-    w.join().unwrap();
-    o
+    output_with_stdin(&mut srv.pg_cmd(&args), body)
 }
 
 fn expect(body: &[u8]) -> String {
@@ -313,17 +298,16 @@ fn a_draft_is_refused_unless_replaced() {
 #[test]
 fn raw_profile_survives_the_1022_byte_loss() {
     let srv = TmuxServer::new(120, 40, &[]);
-    let shown = std::process::Command::new(bin())
-        .args(["profiles", "--show", "claude"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&shown.stdout)
-        .replace("name = \"claude\"", "name = \"rawclaude\"")
-        .replace("bracketed_paste = true", "bracketed_paste = false")
-        .replace("raw_chunk_max = 63", "raw_chunk_max = 500")
-        .replace("pacing_ms = 20", "pacing_ms = 25");
-    let profiles = srv.dir.path().join("agents.toml");
-    std::fs::write(&profiles, text).unwrap();
+    let profiles = custom_profile(
+        srv.dir.path(),
+        "claude",
+        "rawclaude",
+        &[
+            ("bracketed_paste = true", "bracketed_paste = false"),
+            ("raw_chunk_max = 63", "raw_chunk_max = 500"),
+            ("pacing_ms = 20", "pacing_ms = 25"),
+        ],
+    );
     let (pane, transcript) = srv.fake(
         "claude",
         &[
@@ -365,16 +349,15 @@ fn raw_profile_survives_the_1022_byte_loss() {
 #[test]
 fn a_pane_killed_mid_send_fails_cleanly() {
     let srv = TmuxServer::new(120, 40, &[]);
-    let shown = std::process::Command::new(bin())
-        .args(["profiles", "--show", "claude"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&shown.stdout)
-        .replace("name = \"claude\"", "name = \"slow\"")
-        .replace("bracketed_paste = true", "bracketed_paste = false")
-        .replace("pacing_ms = 20", "pacing_ms = 100");
-    let profiles = srv.dir.path().join("agents.toml");
-    std::fs::write(&profiles, text).unwrap();
+    let profiles = custom_profile(
+        srv.dir.path(),
+        "claude",
+        "slow",
+        &[
+            ("bracketed_paste = true", "bracketed_paste = false"),
+            ("pacing_ms = 20", "pacing_ms = 100"),
+        ],
+    );
     let (pane, transcript) = srv.fake("claude", &["--no-bracketed-paste"]);
     srv.wait_state(&pane, "ready", 10.0);
     let body = "y".repeat(6000); // 96 chunks of 63 bytes, 100 ms apart

@@ -135,18 +135,10 @@ fn send_over_ssh_is_byte_exact_and_still_refuses_a_dialog() {
     let big: String = (0..20_000)
         .map(|i| format!("{i:06} lorem ipsum dolor sit amet, consectetur adipiscing\n"))
         .collect();
-    let mut child = remote(&["send", "-t", &pane, "--wait-busy", "-f", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write;
-        let mut stdin = child.stdin.take().unwrap();
-        stdin.write_all(big.as_bytes()).unwrap();
-    }
-    let o = child.wait_with_output().unwrap();
+    let o = output_with_stdin(
+        &mut remote(&["send", "-t", &pane, "--wait-busy", "-f", "-"]),
+        big.as_bytes(),
+    );
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(
         prompts(&transcript),

@@ -10,7 +10,9 @@ mod profiles;
 mod queue;
 mod send;
 mod state;
+pub mod status;
 mod wait;
+pub mod watch;
 
 use crate::cli::{Cli, Command};
 use crate::detect::{detect, Evidence, State, Verdict};
@@ -21,7 +23,6 @@ use crate::screen::Screen;
 use crate::tmux::{Server, Tmux};
 use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
 
 pub fn run(cli: Cli) -> Result<i32> {
     if let Some(h) = &cli.host {
@@ -45,6 +46,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Profiles(a) => profiles::run(&profiles()?, cli.profiles.as_deref(), a),
         Command::Queue(a) => queue::run(&server, &profiles()?, a),
         Command::Demo(a) => demo::run(a),
+        Command::Status(a) => status::run(&server, &profiles()?, a),
+        Command::Watch(a) => watch::run(&server, &profiles()?, a),
         Command::FakeAgent(a) => fake_agent(a),
     }
 }
@@ -183,7 +186,8 @@ pub fn out(line: &str) -> Result<()> {
 
 /// The body: `-f FILE` (`-` = stdin), else the words joined by spaces, else stdin
 /// when it is not a terminal.
-pub fn read_body(file: &Option<PathBuf>, words: &[std::ffi::OsString]) -> Result<Vec<u8>> {
+pub fn read_body(b: &crate::cli::BodyArgs) -> Result<Vec<u8>> {
+    let (file, words) = (&b.file, &b.words);
     if let Some(f) = file {
         if f.as_os_str() == "-" {
             return read_stdin();

@@ -6,7 +6,7 @@ use crate::profile::Profiles;
 
 pub fn run(profiles: &Profiles, a: PlanArgs) -> Result<i32> {
     let p = profiles.get(&a.agent)?;
-    let body = read_body(&a.file, &a.body)?;
+    let body = read_body(&a.body)?;
     let pl = plan(&body, p.capability())?;
     if a.json {
         out(

@@ -33,7 +33,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: QueueArgs) -> Result<i32> {
 }
 
 fn add(server: &Server, profiles: &Profiles, dir: &Path, a: QueueAddArgs) -> Result<i32> {
-    let raw = read_body(&a.file, &a.body)?;
+    let raw = read_body(&a.body)?;
     let (body, _) = sanitise(&raw)?;
     if let Some(n) = &a.agent {
         profiles.get(n)?;

@@ -17,7 +17,7 @@ use serde_json::json;
 use std::time::Duration;
 
 pub fn run(server: &Server, profiles: &Profiles, a: SendArgs) -> Result<i32> {
-    let raw = read_body(&a.file, &a.body)?;
+    let raw = read_body(&a.body)?;
     // Refuse a bad body before anything touches a pane.
     sanitise(&raw)?;
     if let Some(name) = &a.agent {
@@ -283,7 +283,7 @@ pub fn deliver_to(
             rec["receipt"] = j.receipt.to_string().into();
             rec["evidence"] = serde_json::to_value(&j.evidence).unwrap_or_default();
             rec["resubmits"] = resubmits.into();
-            rec["timings"] = json!({"gate_ms": gate_ms, "type_ms": typed.type_ms, "settle_ms": typed.settle_ms, "settled": typed.settled, "verify_ms": verify_ms, "total_ms": clock.now().as_millis() as u64});
+            rec["timings"] = json!({"gate_ms": gate_ms, "type_ms": typed.type_ms, "settle_ms": typed.settle_ms, "settled": typed.settled, "verify_ms": verify_ms, "total_ms": clock.now().as_millis() as u64, "submit_at_ms": typed.submit_at_ms});
             (receipt_code(&j.receipt), None)
         }
         Err(e) => {
@@ -462,6 +462,7 @@ impl Job<'_> {
             h("submitting");
         }
         shared.in_slot(|| submit(tmux, pane, pl))?;
+        typed.submit_at_ms = crate::tmux::now_ms() as u64;
         if a.no_verify {
             let j = Judgement {
                 receipt: Receipt::Consumed,

@@ -166,8 +166,8 @@ pub struct Capability {
     /// Keys that clear a draft from the composer (`--replace-draft`).
     #[serde(default)]
     pub clear_keys: Vec<String>,
-    /// After a cold start (the pane was not ready at the first look), the ready
-    /// screen must hold still this long before anything is typed.
+    /// After a start-up (the gate saw the agent blank, loading or in a first-run
+    /// dialog), the ready screen must hold still this long before anything is typed.
     #[serde(default = "startup_settle")]
     pub startup_settle_ms: u64,
     /// How many extra submit presses verify may make on `stranded`.

@@ -163,6 +163,45 @@ pub fn records(transcript: &Path, kind: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// Run `cmd` with `input` on its stdin (fed from a thread, so a large body cannot
+/// deadlock against the child's output).
+pub fn output_with_stdin(cmd: &mut Command, input: &[u8]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let w = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let o = child.wait_with_output().unwrap();
+    w.join().unwrap();
+    o
+}
+
+/// A user profiles file in `dir`: the built-in `base` renamed to `name`, with
+/// `(from, to)` text replacements. Returns its path.
+pub fn custom_profile(dir: &Path, base: &str, name: &str, edits: &[(&str, &str)]) -> PathBuf {
+    let shown = Command::new(bin())
+        .args(["profiles", "--show", base])
+        .output()
+        .unwrap();
+    let mut text = String::from_utf8_lossy(&shown.stdout)
+        .replace(&format!("name = \"{base}\""), &format!("name = \"{name}\""));
+    for (from, to) in edits {
+        assert!(text.contains(from), "profile {base} has no {from:?}");
+        text = text.replace(from, to);
+    }
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
 pub fn code(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)
 }
