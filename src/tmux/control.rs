@@ -256,4 +256,83 @@ impl Tmux for Control {
     fn capture_ansi(&mut self, pane: &str) -> Result<String> {
         self.one_shot.capture_ansi(pane)
     }
+
+    /// All panes in one round trip: each command on its own line, so that a pane
+    /// that went away fails alone.
+    fn read_many(&mut self, panes: &[String]) -> Vec<Result<Screen>> {
+        if panes.is_empty() {
+            return Vec::new();
+        }
+        if let Some(conn) = self.conn.as_mut() {
+            let line = panes
+                .iter()
+                .map(|p| {
+                    format!("display-message -p -t {p} '{READ_FORMAT}'\ncapture-pane -p -t {p}")
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            match conn.exec(&line, 2 * panes.len(), self.one_shot.timeout) {
+                Ok(v) => {
+                    return panes
+                        .iter()
+                        .zip(v.chunks(2))
+                        .map(|(p, r)| match (&r[0], &r[1]) {
+                            (Ok(head), Ok(grid)) => {
+                                let s = parse_read(
+                                    p,
+                                    &format!("{}\n{grid}", head.trim_end_matches('\n')),
+                                    now_ms(),
+                                )?;
+                                if s.height == 0 {
+                                    return Err(Error::NoPane(p.to_string()));
+                                }
+                                Ok(s)
+                            }
+                            _ => Err(Error::NoPane(p.to_string())),
+                        })
+                        .collect();
+                }
+                Err(e) => {
+                    self.fallback_reason = Some(format!("control mode lost: {e}"));
+                    self.conn = None;
+                }
+            }
+        }
+        self.one_shot.read_many(panes)
+    }
+
+    fn display_message(&mut self, client: Option<&str>, ms: Option<u64>, msg: &str) -> Result<()> {
+        self.one_shot.display_message(client, ms, msg)
+    }
+}
+
+impl Control {
+    /// One query over the connection (one-shot when there is none).
+    fn query(&mut self, line: &str) -> Option<String> {
+        let conn = self.conn.as_mut()?;
+        match conn.exec(line, 1, self.one_shot.timeout) {
+            Ok(mut v) => v.pop().and_then(|r| r.ok()),
+            Err(e) => {
+                self.fallback_reason = Some(format!("control mode lost: {e}"));
+                self.conn = None;
+                None
+            }
+        }
+    }
+
+    /// Every pane of the server and where it sits.
+    pub fn locate_panes(&mut self) -> Result<Vec<super::PaneLoc>> {
+        match self.query(&format!("list-panes -a -F '{}'", super::LOC_FORMAT)) {
+            Some(out) => Ok(super::parse_locs(&out)),
+            None => self.one_shot.locate_panes(),
+        }
+    }
+
+    /// Expand a format once (`display-message -p`); `fmt` holds no `'`.
+    pub fn format(&mut self, fmt: &str) -> Result<String> {
+        match self.query(&format!("display-message -p '{fmt}'")) {
+            Some(out) => Ok(out.strip_suffix('\n').unwrap_or(&out).to_string()),
+            None => self.one_shot.format(fmt),
+        }
+    }
 }

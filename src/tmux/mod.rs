@@ -127,6 +127,115 @@ pub trait Tmux {
     fn server_key(&mut self) -> Result<String>;
     /// The ANSI (`capture-pane -p -e`) text of a pane, for `capture`.
     fn capture_ansi(&mut self, pane: &str) -> Result<String>;
+    /// Several reads in as few tmux calls as the backend can (by default one each);
+    /// a pane that went away is an `Err` in its own slot.
+    fn read_many(&mut self, panes: &[String]) -> Vec<Result<Screen>> {
+        panes.iter().map(|p| self.read(p)).collect()
+    }
+    /// `display-message` on `client` (or tmux's choice) for `ms`; `msg` is shown as
+    /// written (not expanded as a format).
+    fn display_message(&mut self, client: Option<&str>, ms: Option<u64>, msg: &str) -> Result<()> {
+        let _ = (client, ms, msg);
+        Err(Error::Other(
+            "display-message is not supported by this tmux backend".into(),
+        ))
+    }
+}
+
+/// One pane and where it sits (`list-panes -a`), for `status` and `watch`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PaneLoc {
+    pub id: String,
+    pub session_id: String,
+    pub session: String,
+    pub window: u32,
+    pub pane: u32,
+    pub pid: Option<u32>,
+    pub command: String,
+    pub dead: bool,
+}
+
+impl PaneLoc {
+    /// `session:window.pane`
+    pub fn target(&self) -> String {
+        format!("{}:{}.{}", self.session, self.window, self.pane)
+    }
+}
+
+/// One client of `list-clients`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ClientInfo {
+    pub name: String,
+    pub tty: String,
+    /// A control-mode client (another program, such as promptgate itself).
+    pub control: bool,
+    /// The client's current pane.
+    pub pane: String,
+}
+
+pub(crate) const LOC_FORMAT: &str = "#{pane_id}\u{1f}#{session_id}\u{1f}#{session_name}\u{1f}#{window_index}\u{1f}#{pane_index}\u{1f}#{pane_pid}\u{1f}#{pane_current_command}\u{1f}#{pane_dead}";
+
+pub(crate) fn parse_locs(out: &str) -> Vec<PaneLoc> {
+    out.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\u{1f}').collect();
+            (f.len() == 8 && f[0].starts_with('%')).then(|| PaneLoc {
+                id: f[0].into(),
+                session_id: f[1].into(),
+                session: f[2].into(),
+                window: f[3].parse().unwrap_or(0),
+                pane: f[4].parse().unwrap_or(0),
+                pid: f[5].parse().ok(),
+                command: f[6].into(),
+                dead: f[7] == "1",
+            })
+        })
+        .collect()
+}
+
+pub(crate) const CLIENT_FORMAT: &str =
+    "#{client_name}\u{1f}#{client_tty}\u{1f}#{client_control_mode}\u{1f}#{pane_id}";
+
+pub(crate) fn parse_clients(out: &str) -> Vec<ClientInfo> {
+    out.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\u{1f}').collect();
+            (f.len() == 4 && !f[0].is_empty()).then(|| ClientInfo {
+                name: f[0].into(),
+                tty: f[1].into(),
+                control: f[2] == "1",
+                pane: f[3].into(),
+            })
+        })
+        .collect()
+}
+
+/// Starts each pane's block in a batched one-shot read (`Process::read_many`).
+pub(crate) const READ_MARK: &str = "\u{1e}promptgate-read\u{1e}";
+
+/// Split a batched read into one Screen per pane; `None` when the blocks do not add up.
+pub(crate) fn parse_read_many(
+    panes: &[String],
+    out: &str,
+    now_ms: u128,
+) -> Option<Vec<Result<Screen>>> {
+    let blocks: Vec<&str> = out.split(READ_MARK).skip(1).collect();
+    if blocks.len() != panes.len() {
+        return None;
+    }
+    Some(
+        panes
+            .iter()
+            .zip(blocks)
+            .map(|(p, b)| parse_read(p, b, now_ms))
+            .collect(),
+    )
+}
+
+/// Text for `display-message`, which tmux expands as a format and then with
+/// strftime: `#` -> `##`, `%` -> `%%`.
+pub fn message_literal(s: &str) -> String {
+    s.replace('#', "##").replace('%', "%%")
 }
 
 /// The `display -p` format of one read; fields separated by U+001F.
@@ -236,6 +345,24 @@ mod tests {
         assert_eq!(sh_quote("#{pane_id}"), "'#{pane_id}'");
         assert_eq!(sh_quote("it's"), "'it'\\''s'");
         assert_eq!(sh_quote(""), "''");
+    }
+
+    #[test]
+    fn batched_reads_split_per_pane() {
+        let head = |p: &str| {
+            format!("{READ_MARK}{p}\u{1f}0\u{1f}0\u{1f}1\u{1f}10\u{1f}2\u{1f}0\u{1f}0\u{1f}0\u{1f}bash\u{1f}9\u{1f}t\n")
+        };
+        let out = format!("{}a\nb\n{}c\n", head("%1"), head("%2"));
+        let panes = vec!["%1".to_string(), "%2".to_string()];
+        let v = parse_read_many(&panes, &out, 0).unwrap();
+        assert_eq!(v[0].as_ref().unwrap().rows, vec!["a", "b"]);
+        assert_eq!(v[1].as_ref().unwrap().rows, vec!["c", ""]);
+        assert!(parse_read_many(&panes[..1], &out, 0).is_none());
+        let locs =
+            parse_locs("%3\u{1f}$1\u{1f}main\u{1f}2\u{1f}0\u{1f}42\u{1f}claude\u{1f}0\nbad\n");
+        assert_eq!(locs.len(), 1);
+        assert_eq!(locs[0].target(), "main:2.0");
+        assert_eq!(message_literal("%3 a#{b}"), "%%3 a##{b}");
     }
 
     #[test]

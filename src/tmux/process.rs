@@ -308,6 +308,87 @@ impl Tmux for Process {
     fn capture_ansi(&mut self, pane: &str) -> Result<String> {
         self.run(&["capture-pane", "-p", "-e", "-t", pane], None, Some(pane))
     }
+
+    /// One tmux call per batch of panes: `display -p MARK…READ_FORMAT ; capture-pane -p`
+    /// for each. A batch that fails (a pane went away) is read pane by pane.
+    fn read_many(&mut self, panes: &[String]) -> Vec<Result<Screen>> {
+        let head = format!("{}{READ_FORMAT}", super::READ_MARK);
+        let mut all = Vec::with_capacity(panes.len());
+        // a tmux client's command line is limited to about 16 KiB
+        for batch in panes.chunks(24) {
+            let mut args: Vec<&str> = Vec::new();
+            for p in batch {
+                if !args.is_empty() {
+                    args.push(";");
+                }
+                args.extend(["display-message", "-p", "-t", p, &head]);
+                args.extend([";", "capture-pane", "-p", "-t", p]);
+            }
+            let parsed = self
+                .run(&args, None, None)
+                .ok()
+                .and_then(|out| super::parse_read_many(batch, &out, now_ms()));
+            match parsed {
+                Some(v) => all.extend(v),
+                None => all.extend(batch.iter().map(|p| self.read(p))),
+            }
+        }
+        all
+    }
+
+    fn display_message(&mut self, client: Option<&str>, ms: Option<u64>, msg: &str) -> Result<()> {
+        let ms = ms.map(|m| m.to_string());
+        let text = super::message_literal(msg);
+        let mut args = vec!["display-message"];
+        if let Some(c) = client {
+            args.extend(["-c", c]);
+        }
+        if let Some(m) = &ms {
+            args.extend(["-d", m]);
+        }
+        args.extend(["--", &text]);
+        self.run(&args, None, None).map(drop)
+    }
+}
+
+impl Process {
+    /// Every pane of the server and where it sits, in one call.
+    pub fn locate_panes(&self) -> Result<Vec<super::PaneLoc>> {
+        let out = self.run(&["list-panes", "-a", "-F", super::LOC_FORMAT], None, None)?;
+        Ok(super::parse_locs(&out))
+    }
+
+    /// Every client of the server (control-mode ones included; see `ClientInfo::control`).
+    pub fn list_clients(&self) -> Result<Vec<super::ClientInfo>> {
+        let out = self.run(&["list-clients", "-F", super::CLIENT_FORMAT], None, None)?;
+        Ok(super::parse_clients(&out))
+    }
+
+    /// Expand a format once (`display-message -p`), without a trailing newline.
+    pub fn format(&self, fmt: &str) -> Result<String> {
+        let out = self.run(&["display-message", "-p", fmt], None, None)?;
+        Ok(out.strip_suffix('\n').unwrap_or(&out).to_string())
+    }
+
+    /// Set (`Some`) or unset (`None`) a user option on a session (`$1`) or, with no
+    /// target, globally.
+    pub fn set_user_option(
+        &self,
+        session: Option<&str>,
+        name: &str,
+        value: Option<&str>,
+    ) -> Result<()> {
+        let mut args = vec!["set-option", "-q"];
+        match session {
+            Some(s) => args.extend(["-t", s]),
+            None => args.push("-g"),
+        }
+        match value {
+            Some(v) => args.extend([name, v]),
+            None => args.extend(["-u", name]),
+        }
+        self.run(&args, None, session).map(drop)
+    }
 }
 
 #[cfg(test)]
