@@ -1,0 +1,254 @@
+# shellcheck shell=bash disable=SC2034,SC2154 # PG_* are set by pg_load_options with printf -v
+# promptgate tmux plugin: functions shared by promptgate.tmux and plugin/promptgate.sh.
+# Needs PG_DIR (the plugin's root). Works with bash 3.2 (macOS): no associative arrays.
+
+# shellcheck source=plugin/options.sh
+. "$PG_DIR/plugin/options.sh"
+
+PG_HELPER="$PG_DIR/plugin/promptgate.sh"
+
+# Read every @promptgate-* option in one tmux call ($1: a pane whose session
+# options apply; global options otherwise). Sets PG_<name> for each entry.
+pg_load_options() {
+	local spec fmt="" sep=$'\037' out i=0 name value
+	local -a vals
+	for spec in "${PG_OPTIONS[@]}"; do
+		fmt+="#{@promptgate-${spec%%=*}}$sep"
+	done
+	if [ -n "${1:-}" ]; then
+		out=$(tmux display-message -p -t "$1" "$fmt" 2>/dev/null) || out=""
+	else
+		out=$(tmux display-message -p "$fmt" 2>/dev/null) || out=""
+	fi
+	IFS=$sep read -r -a vals <<<"$out"
+	for spec in "${PG_OPTIONS[@]}"; do
+		name=${spec%%=*}
+		value=${vals[i]:-}
+		[ -n "$value" ] || value=${spec#*=}
+		printf -v "PG_${name//-/_}" '%s' "$value"
+		i=$((i + 1))
+	done
+}
+
+# Quote one word for sh.
+pg_sh_quote() {
+	local s=$1 q="'\\''"
+	printf "'%s'" "${s//\'/$q}"
+}
+
+# Quote one argument for tmux's command parser (double quotes: \ " $ escaped).
+pg_tmux_quote() {
+	local s=$1
+	s=${s//\\/\\\\}
+	s=${s//\"/\\\"}
+	s=${s//\$/\\\$}
+	printf '"%s"' "$s"
+}
+
+# Text for something tmux expands as a format (menu labels, titles): # -> ##.
+pg_literal() {
+	printf '%s' "${1//#/##}"
+}
+
+# Text for display-message, which also goes through strftime: # -> ##, % -> %%.
+pg_message_literal() {
+	local s=${1//#/##}
+	printf '%s' "${s//%/%%}"
+}
+
+# The run-shell command line of an action: the helper, the action, and the
+# pane and client the key was pressed in (expanded by run-shell).
+pg_helper_line() {
+	printf '%s %s #{pane_id} #{q:client_name}' "$(pg_literal "$(pg_sh_quote "$PG_HELPER")")" "$1"
+}
+
+# The version in the plugin's Cargo.toml.
+pg_plugin_version() {
+	[ -r "$PG_DIR/Cargo.toml" ] || return 0
+	sed -n 's/^version *= *"\([^"]*\)".*/\1/p' "$PG_DIR/Cargo.toml" | head -n 1
+}
+
+# Find the binary: @promptgate-bin, then $PATH, then <plugin>/target/release.
+# Sets PG_BIN, or PG_PROBLEM (why there is none that fits) and returns 1.
+pg_find_bin() {
+	local want have
+	PG_BIN="" PG_PROBLEM=""
+	if [ -n "${PG_bin:-}" ]; then
+		PG_BIN=${PG_bin/#\~/$HOME}
+		if [ ! -x "$PG_BIN" ]; then
+			PG_PROBLEM="no promptgate binary at $PG_BIN (@promptgate-bin)"
+			PG_BIN=""
+			return 1
+		fi
+	elif command -v promptgate >/dev/null 2>&1; then
+		PG_BIN=$(command -v promptgate)
+	elif [ -x "$PG_DIR/target/release/promptgate" ]; then
+		PG_BIN="$PG_DIR/target/release/promptgate"
+	else
+		PG_PROBLEM="the promptgate binary is not built"
+		return 1
+	fi
+	want=$(pg_plugin_version)
+	have=$("$PG_BIN" --version 2>/dev/null | sed -n 's/^promptgate //p')
+	if [ -n "$want" ] && [ "$have" != "$want" ]; then
+		PG_PROBLEM="$PG_BIN is version ${have:-unknown}, the plugin is $want"
+		PG_BIN=""
+		return 1
+	fi
+	return 0
+}
+
+# How a user presses an action's key ("prefix T"), or "" when it is not bound.
+pg_key_name() {
+	local var="PG_${1}_key" key
+	key=${!var:-none}
+	[ "$key" != none ] || return 0
+	if [ "${PG_key_table:-prefix}" = prefix ]; then
+		printf 'prefix %s' "$key"
+	elif [ "${PG_key_table}" = root ]; then
+		printf '%s' "$key"
+	else
+		printf '%s (table %s)' "$key" "$PG_key_table"
+	fi
+}
+
+# Show a message on a client (on tmux's choice of client when that one is gone).
+pg_msg() {
+	local client=$1 text
+	text=$(pg_message_literal "$2")
+	if [ -z "$client" ] || ! tmux display-message -c "$client" -d "${PG_display_ms:-4000}" -- "$text" 2>/dev/null; then
+		tmux display-message -d "${PG_display_ms:-4000}" -- "$text" 2>/dev/null
+	fi
+	return 0
+}
+
+# The target of a key pressed in pane $1: the picked target (@promptgate-target),
+# else the marked pane, else the last pane of the window. Never the pane itself
+# unless it is marked. Prints the pane id; returns 1 when there is none.
+pg_target() {
+	local origin=$1 out line picked="" marked="" last="" panes=" " c
+	out=$(tmux display-message -p -t "$origin" 'P#{@promptgate-target}' \; \
+		list-panes -a -F 'A#{pane_id}#{?pane_marked,M,}' \; \
+		list-panes -t "$origin" -F '#{?pane_last,L#{pane_id},}' 2>/dev/null) || return 1
+	while IFS= read -r line; do
+		case $line in
+		P*) picked=${line#P} ;;
+		A*M)
+			marked=${line#A}
+			marked=${marked%M}
+			panes+="$marked "
+			;;
+		A*) panes+="${line#A} " ;;
+		L*) last=${line#L} ;;
+		esac
+	done <<<"$out"
+	for c in "$picked" "$marked" "$last"; do
+		[ -n "$c" ] || continue
+		case $panes in *" $c "*) ;; *) continue ;; esac
+		if [ "$c" = "$origin" ] && [ "$c" != "$marked" ]; then
+			continue
+		fi
+		printf '%s\n' "$c"
+		return 0
+	done
+	return 1
+}
+
+# "claude<TAB>ready" for a pane (from `promptgate state`), or "-<TAB>?".
+pg_describe() {
+	local line
+	line=$("$PG_BIN" state -t "$1" 2>/dev/null | head -n 1)
+	if [ -n "$line" ]; then
+		printf '%s\n' "$line" | cut -f 2,3
+	else
+		printf -- '-\t?\n'
+	fi
+}
+
+# The first "KEY":"string" or "KEY":number in a JSON text.
+pg_json() {
+	printf '%s' "$2" | grep -o -E "\"$1\":(\"[^\"]*\"|[0-9]+)" | head -n 1 |
+		sed "s/^\"$1\"://; s/^\"//; s/\"\$//"
+}
+
+pg_json_escape() {
+	local s=$1
+	s=${s//\\/\\\\}
+	s=${s//\"/\\\"}
+	s=${s//$'\t'/ }
+	s=${s//$'\n'/ }
+	s=${s//$'\r'/ }
+	printf '%s' "$s"
+}
+
+# The delivery log (the same file `promptgate send` appends to).
+pg_log_path() {
+	case ${PROMPTGATE_LOG:-} in
+	off | 0) return 1 ;;
+	?*)
+		printf '%s\n' "$PROMPTGATE_LOG"
+		return 0
+		;;
+	esac
+	if [ -n "${XDG_STATE_HOME:-}" ]; then
+		printf '%s\n' "$XDG_STATE_HOME/promptgate/deliveries.jsonl"
+	elif [ -n "${HOME:-}" ]; then
+		printf '%s\n' "$HOME/.local/state/promptgate/deliveries.jsonl"
+	else
+		return 1
+	fi
+}
+
+# Log a send that failed before promptgate wrote a record of its own.
+pg_log_failure() { # ACTION PANE EXIT_CODE ERROR
+	local path ms
+	path=$(pg_log_path) || return 0
+	mkdir -p "$(dirname "$path")" 2>/dev/null
+	ms=$(date +%s%3N 2>/dev/null)
+	case $ms in *N | "") ms=$(($(date +%s) * 1000)) ;; esac
+	printf '{"time_ms":%s,"source":"plugin","action":"%s","pane":"%s","receipt":"not-sent","exit_code":%s,"error":"%s"}\n' \
+		"$ms" "$1" "$(pg_json_escape "$2")" "$3" "$(pg_json_escape "$4")" >>"$path" 2>/dev/null
+	return 0
+}
+
+# The one-line report of `promptgate send --json` for pane $1: exit code $2,
+# the JSON $3, the last line of its stderr $4.
+pg_result_msg() {
+	local pane=$1 rc=$2 json=$3 err=${4#promptgate: } agent state ms who
+	agent=$(pg_json agent "$json")
+	state=$(pg_json state "$json")
+	ms=$(pg_json total_ms "$json")
+	who=$pane${agent:+ $agent}
+	case $rc in
+	0) printf 'promptgate: sent to %s (%s) consumed in %s ms' "$pane" "${agent:-?}" "${ms:-?}" ;;
+	20) printf 'promptgate: %s not ready in time (%s), nothing sent' "$who" "${state:-?}" ;;
+	21) printf 'promptgate: %s shows a %s dialog, nothing sent' "$who" "${state#dialog:}" ;;
+	22) printf 'promptgate: %s is busy, nothing sent' "$who" ;;
+	23) printf 'promptgate: %s is in copy mode, nothing sent' "$who" ;;
+	24) printf 'promptgate: %s runs no agent, nothing sent' "$pane" ;;
+	25) printf 'promptgate: %s has exited, nothing sent' "$who" ;;
+	26) printf 'promptgate: %s has a draft in its composer, nothing sent' "$who" ;;
+	28) printf 'promptgate: %s is being sent to by someone else, nothing sent' "$who" ;;
+	31) printf 'promptgate: sent to %s (%s), queued behind the current turn' "$pane" "${agent:-?}" ;;
+	32) printf 'promptgate: typed into %s (%s) but the submit did not take' "$pane" "${agent:-?}" ;;
+	33) printf 'promptgate: %s refused the prompt' "$who" ;;
+	34) printf 'promptgate: sent to %s (%s), no receipt seen' "$pane" "${agent:-?}" ;;
+	*) printf 'promptgate: send to %s failed: %s' "$pane" "${err:-exit $rc}" ;;
+	esac
+}
+
+# Deliver file $2 to pane $1, report on client $3 (action $4, for the log).
+pg_deliver() {
+	local pane=$1 file=$2 client=$3 action=$4 errf json rc err
+	errf=$(mktemp "${TMPDIR:-/tmp}/promptgate-err.XXXXXX") || errf=/dev/null
+	# shellcheck disable=SC2086 # @promptgate-send-flags is a list of words
+	json=$("$PG_BIN" send -t "$pane" --json ${PG_send_flags:-} -f "$file" </dev/null 2>"$errf")
+	rc=$?
+	err=$(tail -n 1 "$errf" 2>/dev/null)
+	[ "$errf" = /dev/null ] || rm -f "$errf"
+	# send logs every attempt that got as far as a receipt; log the others here
+	if [ -z "$json" ] && [ "$rc" -ne 0 ]; then
+		pg_log_failure "$action" "$pane" "$rc" "$err"
+	fi
+	pg_msg "$client" "$(pg_result_msg "$pane" "$rc" "$json" "$err")"
+}

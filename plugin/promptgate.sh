@@ -1,0 +1,308 @@
+#!/usr/bin/env bash
+# promptgate tmux plugin: what the keys run, through `run-shell -b`.
+#
+#   promptgate.sh ACTION PANE CLIENT     send | compose | paste | pick | broadcast | install
+#   promptgate.sh prompt-done N CLIENT   the send prompt was submitted (target pane %N)
+#   promptgate.sh edit FILE              inside the compose popup: run the editor on FILE
+#   promptgate.sh watch                  start the watcher unless one runs (promptgate.tmux, hook)
+#
+# It prints nothing on stdout and always exits 0: a run-shell command that prints
+# or fails puts the pane in view mode, which then swallows keys. Results are
+# reported with display-message. PROMPTGATE_PLUGIN_DEBUG=FILE keeps stderr there.
+#
+# The user's text never passes through a shell command line or a tmux format:
+# the send prompt's template has no %-placeholder (tmux 3.3a substitutes %% and
+# %2 inside the reply a second time); the reply is read back from the prompt
+# history and goes to `promptgate send -f FILE` as bytes.
+
+# shellcheck disable=SC2154 # PG_<option> variables are set by pg_load_options (printf -v)
+PG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=plugin/lib.sh
+. "$PG_DIR/plugin/lib.sh"
+
+# The prompt type whose history carries the send prompt's reply. Its history is
+# cleared before and after each prompt, so an empty reply is never mistaken for
+# the previous one.
+PG_PROMPT_TYPE=window-target
+
+pg_need_bin() { # CLIENT
+	pg_find_bin && return 0
+	pg_msg "$1" "promptgate: $PG_PROBLEM. Build it: cargo build --release --locked (in $PG_DIR)$(pg_install_hint)"
+	return 1
+}
+
+pg_install_hint() {
+	local k
+	k=$(pg_key_name install)
+	[ -z "$k" ] || printf ', or press %s' "$k"
+}
+
+pg_no_target() { # CLIENT
+	local k
+	k=$(pg_key_name pick)
+	pg_msg "$1" "promptgate: no target: ${k:+pick one with $k, }mark a pane (prefix m), or make the agent the last pane"
+}
+
+pg_tmpdir() {
+	mktemp -d "${TMPDIR:-/tmp}/promptgate.XXXXXX"
+}
+
+pg_current_path() {
+	tmux display-message -p -t "$1" '#{pane_current_path}' 2>/dev/null
+}
+
+# The editor popup: returns 0 when the editor exited 0 and left a non-blank FILE.
+# Sets PG_EDIT_WHY otherwise.
+pg_edit_popup() { # CLIENT ORIGIN FILE TITLE
+	local client=$1 origin=$2 file=$3 title=$4 dir
+	rm -f "$file.ok"
+	dir=$(pg_current_path "$origin")
+	tmux display-popup -c "$client" -E -w "$PG_popup_width" -h "$PG_popup_height" \
+		-T "$(pg_literal "$title")" ${dir:+-d "$dir"} \
+		"$(pg_sh_quote "$PG_HELPER") edit $(pg_sh_quote "$file")"
+	if [ ! -e "$file.ok" ]; then
+		PG_EDIT_WHY="the editor did not exit cleanly, nothing sent"
+		return 1
+	fi
+	if ! grep -q '[^[:space:]]' "$file" 2>/dev/null; then
+		PG_EDIT_WHY="empty prompt, nothing sent"
+		return 1
+	fi
+	return 0
+}
+
+pg_action_send() { # ORIGIN CLIENT
+	local origin=$1 client=$2 target desc label tmpl
+	pg_need_bin "$client" || return 0
+	if ! tmux show-prompt-history -T "$PG_PROMPT_TYPE" >/dev/null 2>&1; then
+		# tmux before 3.3 has no prompt history to read the reply from
+		pg_action_compose "$origin" "$client"
+		return 0
+	fi
+	target=$(pg_target "$origin") || {
+		pg_no_target "$client"
+		return 0
+	}
+	desc=$(pg_describe "$target")
+	label="promptgate → $target ${desc%%$'\t'*} (${desc#*$'\t'}): "
+	tmpl="run-shell -b $(pg_tmux_quote "$(pg_literal "$(pg_sh_quote "$PG_HELPER")") prompt-done ${target#%} $(pg_sh_quote "$client")")"
+	tmux clear-prompt-history -T "$PG_PROMPT_TYPE" 2>/dev/null
+	tmux command-prompt -b -t "$client" -T "$PG_PROMPT_TYPE" -p "$(pg_literal "$label")" "$tmpl"
+}
+
+pg_action_prompt_done() { # N CLIENT
+	local pane="%$1" client=$2 dir
+	pg_need_bin "$client" || return 0
+	dir=$(pg_tmpdir) || return 0
+	tmux show-prompt-history -T "$PG_PROMPT_TYPE" 2>/dev/null |
+		sed -n 's/^[0-9][0-9]*: //p' | tail -n 1 >"$dir/prompt"
+	tmux clear-prompt-history -T "$PG_PROMPT_TYPE" 2>/dev/null
+	if grep -q '[^[:space:]]' "$dir/prompt"; then
+		pg_deliver "$pane" "$dir/prompt" "$client" send
+	else
+		pg_msg "$client" "promptgate: empty prompt, nothing sent"
+	fi
+	rm -rf "$dir"
+}
+
+pg_action_edit() { # FILE (runs inside the popup, on its terminal)
+	local file=$1 editor
+	editor=${PG_editor:-${EDITOR:-vi}}
+	# like git: $EDITOR may hold arguments
+	if sh -c "$editor \"\$1\"" promptgate-editor "$file"; then
+		: >"$file.ok"
+	fi
+}
+
+pg_action_compose() { # ORIGIN CLIENT
+	local origin=$1 client=$2 target desc dir
+	pg_need_bin "$client" || return 0
+	target=$(pg_target "$origin") || {
+		pg_no_target "$client"
+		return 0
+	}
+	desc=$(pg_describe "$target")
+	dir=$(pg_tmpdir) || return 0
+	: >"$dir/prompt.md"
+	if pg_edit_popup "$client" "$origin" "$dir/prompt.md" " promptgate → $target ${desc%%$'\t'*} "; then
+		pg_deliver "$target" "$dir/prompt.md" "$client" compose
+	else
+		pg_msg "$client" "promptgate: $PG_EDIT_WHY"
+	fi
+	rm -rf "$dir"
+}
+
+pg_action_paste() { # ORIGIN CLIENT
+	local origin=$1 client=$2 target dir
+	pg_need_bin "$client" || return 0
+	target=$(pg_target "$origin") || {
+		pg_no_target "$client"
+		return 0
+	}
+	dir=$(pg_tmpdir) || return 0
+	if ! tmux show-buffer >"$dir/buffer" 2>/dev/null; then
+		pg_msg "$client" "promptgate: no paste buffer, nothing sent"
+	elif ! grep -q '[^[:space:]]' "$dir/buffer"; then
+		pg_msg "$client" "promptgate: the paste buffer is blank, nothing sent"
+	else
+		pg_deliver "$target" "$dir/buffer" "$client" paste
+	fi
+	rm -rf "$dir"
+}
+
+pg_action_pick() { # ORIGIN CLIENT
+	local origin=$1 client=$2 rows session current pane where agent state glyph
+	local mark cmd i=0 keys="123456789abcdefghijklmnoprstuvwxyz"
+	local -a items
+	pg_need_bin "$client" || return 0
+	rows=$("$PG_BIN" status --format tsv 2>/dev/null)
+	if [ -z "$rows" ]; then
+		pg_msg "$client" "promptgate: no agent panes on this server"
+		return 0
+	fi
+	session=$(tmux display-message -p -t "$origin" '#{session_id}')
+	current=$(tmux display-message -p -t "$origin" '#{@promptgate-target}')
+	while IFS=$'\t' read -r pane _ where agent state glyph _; do
+		[ "$i" -lt ${#keys} ] || break
+		mark=" "
+		[ "$pane" != "$current" ] || mark="*"
+		cmd="set-option -t '$session' @promptgate-target '$pane' ; display-message 'promptgate: target is %${pane} ($agent)'"
+		items+=("$(pg_literal "$mark$glyph $pane  $agent  $state  $where")" "${keys:i:1}" "$cmd")
+		i=$((i + 1))
+	done <<<"$rows"
+	items+=("")
+	items+=("  use the marked or last pane" "0" "set-option -u -t '$session' @promptgate-target ; display-message 'promptgate: target is the marked or last pane'")
+	tmux display-menu -c "$client" -t "$origin" -T "#[align=centre] promptgate target " -x C -y C "${items[@]}"
+}
+
+pg_action_broadcast() { # ORIGIN CLIENT
+	local origin=$1 client=$2 session marked rows pane where agent state glyph
+	local dir out rc n=0 consumed="" other="" skipped="" line p r why
+	local -a targets
+	pg_need_bin "$client" || return 0
+	session=$(tmux display-message -p -t "$origin" '#{session_id}')
+	marked=$(tmux list-panes -a -F '#{?pane_marked,#{pane_id},}' 2>/dev/null | grep . | head -n 1)
+	rows=$("$PG_BIN" status --session "$session" --format tsv 2>/dev/null)
+	while IFS=$'\t' read -r pane _ where agent state glyph _; do
+		[ -n "$pane" ] || continue
+		if [ "$pane" = "$origin" ] && [ "$pane" != "$marked" ]; then
+			continue
+		fi
+		if [ "$state" = ready ]; then
+			targets+=(-t "$pane")
+			n=$((n + 1))
+		else
+			skipped+=" $pane ($state)"
+		fi
+	done <<<"$rows"
+	if [ "$n" -eq 0 ]; then
+		pg_msg "$client" "promptgate: no ready agent pane in this session${skipped:+; not ready:$skipped}"
+		return 0
+	fi
+	dir=$(pg_tmpdir) || return 0
+	: >"$dir/prompt.md"
+	if ! pg_edit_popup "$client" "$origin" "$dir/prompt.md" " promptgate → $n ready agent panes "; then
+		pg_msg "$client" "promptgate: $PG_EDIT_WHY"
+		rm -rf "$dir"
+		return 0
+	fi
+	# shellcheck disable=SC2086 # @promptgate-send-flags is a list of words
+	out=$("$PG_BIN" send "${targets[@]}" ${PG_send_flags:-} -f "$dir/prompt.md" </dev/null 2>"$dir/err")
+	rc=$?
+	rm -rf "$dir"
+	if [ "$n" -eq 1 ]; then
+		# one target is a plain send: its line is "pane agent consumed details"
+		if [ "$rc" -eq 0 ]; then
+			consumed=" ${targets[1]}"
+		else
+			other=" ${targets[1]} (exit $rc)"
+		fi
+	else
+		while IFS=$'\t' read -r p agent r why; do
+			case $p in %*) ;; *) continue ;; esac
+			if [ "$r" = consumed ]; then
+				consumed+=" $p"
+			else
+				other+=" $p ($r${why:+: ${why%%:*}})"
+			fi
+		done <<<"$out"
+	fi
+	line="promptgate: broadcast to $n:"
+	[ -z "$consumed" ] || line+=" consumed$consumed;"
+	[ -z "$other" ] || line+=" not consumed$other;"
+	[ -z "$skipped" ] || line+=" skipped$skipped;"
+	pg_msg "$client" "${line%;}"
+}
+
+pg_action_install() { # ORIGIN CLIENT
+	local origin=$1 client=$2 cmd
+	cmd="bash $(pg_sh_quote "$PG_DIR/scripts/install.sh") --pause"
+	if ! tmux display-popup -c "$client" -E -w 90% -h 80% -T " promptgate: build " -d "$PG_DIR" "$cmd" 2>/dev/null; then
+		tmux split-window -t "$origin" -c "$PG_DIR" "$cmd" 2>/dev/null ||
+			pg_msg "$client" "promptgate: could not open a popup or a pane; run: cd $PG_DIR && cargo build --release --locked"
+	fi
+}
+
+# Start the watcher unless it is off or one already runs (the watcher itself
+# takes a per-server lock, so a second one exits at once).
+pg_action_watch() {
+	pg_find_bin || return 0
+	case $PG_watch in
+	off) return 0 ;;
+	on) ;;
+	*)
+		[ "$PG_notify" = on ] || pg_status_uses_segment || return 0
+		;;
+	esac
+	local -a detach=()
+	command -v setsid >/dev/null 2>&1 && detach=(setsid)
+	"${detach[@]}" "$PG_BIN" watch --interval "$PG_watch_interval" --display-ms "$PG_display_ms" \
+		</dev/null >/dev/null 2>&1 &
+}
+
+# Does the status line show #{@promptgate-status} (or -all)?
+pg_status_uses_segment() {
+	{
+		tmux show-options -gv status-left
+		tmux show-options -gv status-right
+		tmux show-options -g status-format
+	} 2>/dev/null | grep -q '@promptgate-status'
+}
+
+main() {
+	local action=${1:-} origin=${2:-} client=${3:-}
+	case $action in
+	edit)
+		pg_load_options ""
+		pg_action_edit "$origin"
+		return 0
+		;;
+	watch)
+		pg_load_options ""
+		pg_action_watch
+		return 0
+		;;
+	esac
+	case $action in
+	prompt-done) pg_load_options "%$origin" ;;
+	*) pg_load_options "$origin" ;;
+	esac
+	case $action in
+	send) pg_action_send "$origin" "$client" ;;
+	prompt-done) pg_action_prompt_done "$origin" "$client" ;;
+	compose) pg_action_compose "$origin" "$client" ;;
+	paste) pg_action_paste "$origin" "$client" ;;
+	pick) pg_action_pick "$origin" "$client" ;;
+	broadcast) pg_action_broadcast "$origin" "$client" ;;
+	install) pg_action_install "$origin" "$client" ;;
+	*) pg_msg "$client" "promptgate: unknown plugin action '$action'" ;;
+	esac
+}
+
+if [ "${1:-}" = edit ]; then
+	# the popup's terminal: leave stdin/stdout/stderr to the editor
+	main "$@"
+else
+	main "$@" </dev/null >/dev/null 2>>"${PROMPTGATE_PLUGIN_DEBUG:-/dev/null}"
+fi
+exit 0

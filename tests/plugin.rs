@@ -1,0 +1,602 @@
+//! The tmux plugin (`promptgate.tmux`, `plugin/*.sh`) on private tmux servers.
+//!
+//! Keys need an attached client (a command prompt, a popup and a menu belong to
+//! a client), so each test that presses keys attaches one headless: a second
+//! private server runs `tmux -L <inner> attach` in its pane, and the test types
+//! into that outer pane with `send-keys`. The bytes reach the inner client as
+//! from a terminal: `C-b A` is the prefix and the send key, text typed next
+//! goes into the prompt or the popup. Results are read from the inner server's
+//! message log (`show-messages`) and the fake agents' transcripts.
+
+mod common;
+
+use common::{bin, prompts, TmuxServer};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn plugin_file() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("promptgate.tmux")
+}
+
+/// A private server set up as a user's would be, before the plugin loads.
+fn server() -> TmuxServer {
+    let s = TmuxServer::new(120, 40, &[]);
+    let d = s.dir.path().to_path_buf();
+    let b = bin();
+    for (k, v) in [
+        ("PROMPTGATE_LOG", d.join("deliveries.jsonl")),
+        ("XDG_RUNTIME_DIR", d.clone()),
+        ("PROMPTGATE_PLUGIN_DEBUG", d.join("plugin-debug.log")),
+    ] {
+        s.tmux(&["set-environment", "-g", k, v.to_str().unwrap()]);
+    }
+    s.tmux(&["set-option", "-g", "@promptgate-bin", b.to_str().unwrap()]);
+    // tmux picks vi keys from $EDITOR; the typing below assumes emacs keys
+    s.tmux(&["set-option", "-g", "status-keys", "emacs"]);
+    // the tests find their messages in the log: keep all of it
+    s.tmux(&["set-option", "-g", "message-limit", "100000"]);
+    s
+}
+
+/// Load the plugin as TPM does: run the file inside the server.
+fn load(s: &TmuxServer) {
+    let o = s.tmux(&["run-shell", plugin_file().to_str().unwrap()]);
+    assert!(
+        o.status.success() && o.stdout.is_empty(),
+        "load: {:?} {}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
+/// What a load leaves in tmux: keys, command aliases, hooks.
+fn snapshot(s: &TmuxServer) -> (String, String, String) {
+    (
+        s.tmux_out(&["list-keys"]),
+        s.tmux_out(&["show-options", "-s", "command-alias"]),
+        s.tmux_out(&["show-hooks", "-g"]),
+    )
+}
+
+fn prefix_keys(s: &TmuxServer) -> Vec<String> {
+    s.tmux_out(&["list-keys", "-T", "prefix"])
+        .lines()
+        .filter(|l| l.contains("promptgate"))
+        .map(|l| l.split_whitespace().nth(3).unwrap_or("").to_string())
+        .collect()
+}
+
+/// A headless client: a second private server whose pane runs `tmux attach`.
+struct Client {
+    outer: TmuxServer,
+}
+
+fn attach(inner: &TmuxServer) -> Client {
+    let outer = TmuxServer::new(
+        120,
+        40,
+        &[
+            "env",
+            "-u",
+            "TMUX",
+            "tmux",
+            "-L",
+            &inner.socket,
+            "attach",
+            "-t",
+            "=main:0",
+        ],
+    );
+    let start = Instant::now();
+    loop {
+        let names = inner.tmux_out(&[
+            "list-clients",
+            "-F",
+            "#{client_control_mode} #{client_name}",
+        ]);
+        if names.lines().any(|l| l.starts_with("0 ")) {
+            return Client { outer };
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "no client attached"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+impl Client {
+    fn press(&self, keys: &[&str]) {
+        let mut a = vec!["send-keys", "-t", "=main:"];
+        a.extend_from_slice(keys);
+        assert!(self.outer.tmux(&a).status.success());
+    }
+
+    /// Type text as a terminal would (tmux eats a trailing `;` in an argument).
+    fn type_text(&self, text: &str) {
+        let t = match text.strip_suffix(';') {
+            Some(r) => format!("{r}\\;"),
+            None => text.to_string(),
+        };
+        assert!(self
+            .outer
+            .tmux(&["send-keys", "-t", "=main:", "-l", "--", &t])
+            .status
+            .success());
+    }
+
+    fn screen(&self) -> String {
+        self.outer.tmux_out(&["capture-pane", "-p", "-t", "=main:"])
+    }
+
+    fn wait_screen(&self, what: &str, want: &str) {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(10) {
+            if self.screen().contains(want) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("{what}: no {want:?} on the client:\n{}", self.screen());
+    }
+}
+
+/// Wait for a `display-message` line holding `want` (after `seen` earlier ones).
+fn wait_message(s: &TmuxServer, want: &str, seen: usize) -> String {
+    let start = Instant::now();
+    let mut last = Vec::new();
+    while start.elapsed() < Duration::from_secs(15) {
+        last = messages(s);
+        if let Some(m) = last.iter().skip(seen).find(|m| m.contains(want)) {
+            return m.clone();
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    panic!(
+        "no message with {want:?}; messages: {:#?}\ndebug log: {}",
+        &last[seen.min(last.len())..],
+        std::fs::read_to_string(s.dir.path().join("plugin-debug.log")).unwrap_or_default()
+    );
+}
+
+/// The `display-message` texts in the server's message log, oldest first.
+fn messages(s: &TmuxServer) -> Vec<String> {
+    s.tmux_out(&["show-messages"])
+        .lines()
+        .filter_map(|l| l.split_once(" message: ").map(|(_, m)| m.to_string()))
+        .filter(|m| m.starts_with("promptgate:"))
+        .rev() // tmux lists the newest first
+        .collect()
+}
+
+fn wait_prompts(transcript: &Path, n: usize) -> Vec<String> {
+    let start = Instant::now();
+    loop {
+        let p = prompts(transcript);
+        if p.len() >= n || start.elapsed() > Duration::from_secs(10) {
+            return p;
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    }
+}
+
+/// A fake agent that is quickly ready again after each prompt.
+fn agent(s: &TmuxServer, like: &str, extra: &[&str]) -> (String, PathBuf) {
+    let mut args = vec!["--busy-ms", "150"];
+    args.extend_from_slice(extra);
+    let (pane, t) = s.fake(like, &args);
+    assert!(pane.starts_with('%'), "fake agent: {pane:?}");
+    (pane, t)
+}
+
+#[test]
+fn loading_twice_leaves_one_of_each_binding_alias_and_hook() {
+    let s = server();
+    let before = snapshot(&s);
+    load(&s);
+    let once = snapshot(&s);
+    load(&s);
+    let twice = snapshot(&s);
+    assert_eq!(
+        once, twice,
+        "a second load changed the keys, aliases or hooks"
+    );
+    assert_ne!(before.0, once.0);
+
+    let mut keys = prefix_keys(&s);
+    keys.sort();
+    assert_eq!(keys, ["A", "B", "M-i", "Q", "T", "V"]);
+    let notes = s.tmux_out(&["list-keys", "-N"]);
+    for k in ["C-b A ", "C-b V ", "C-b B ", "C-b T ", "C-b Q ", "C-b M-i "] {
+        assert!(
+            notes
+                .lines()
+                .any(|l| l.starts_with(k) && l.contains("promptgate:")),
+            "no note for {k}:\n{notes}"
+        );
+    }
+    for name in ["send", "compose", "paste", "pick", "broadcast", "install"] {
+        let n = once
+            .1
+            .lines()
+            .filter(|l| l.contains(&format!("\"promptgate-{name}=")))
+            .count();
+        assert_eq!(n, 1, "alias promptgate-{name}:\n{}", once.1);
+    }
+    assert_eq!(
+        once.2.lines().filter(|l| l.contains("promptgate")).count(),
+        1,
+        "{}",
+        once.2
+    );
+
+    // A changed key moves, `none` unbinds, and the old key is not left behind.
+    s.tmux(&["set-option", "-g", "@promptgate-send-key", "S"]);
+    s.tmux(&["set-option", "-g", "@promptgate-paste-key", "none"]);
+    load(&s);
+    let mut keys = prefix_keys(&s);
+    keys.sort();
+    assert_eq!(keys, ["M-i", "Q", "S", "T", "V"]);
+    assert!(
+        s.tmux_out(&["list-keys", "-T", "prefix", "A"]).is_empty(),
+        "A is still bound"
+    );
+    // the alias stays for users who bind it themselves
+    assert!(s
+        .tmux_out(&["show-options", "-s", "command-alias"])
+        .contains("promptgate-paste="));
+}
+
+#[test]
+fn a_missing_or_stale_binary_binds_a_visible_build_message() {
+    let s = server();
+    // nothing named promptgate on the PATH the plugin sees
+    s.tmux(&["set-environment", "-g", "PATH", "/usr/bin:/bin"]);
+    assert!(!Path::new("/usr/bin/promptgate").exists() && !Path::new("/bin/promptgate").exists());
+    s.tmux(&[
+        "set-option",
+        "-g",
+        "@promptgate-bin",
+        "/nonexistent/promptgate",
+    ]);
+    load(&s);
+    let keys = s.tmux_out(&["list-keys", "-T", "prefix"]);
+    for k in ["A", "V", "B", "T", "Q"] {
+        let line = keys
+            .lines()
+            .find(|l| l.split_whitespace().nth(3) == Some(k))
+            .unwrap_or_else(|| panic!("{k} not bound:\n{keys}"));
+        assert!(
+            line.contains("display-message") && line.contains("cargo build --release --locked"),
+            "{line}"
+        );
+        assert!(line.contains("/nonexistent/promptgate"), "{line}");
+    }
+    let install = keys.lines().find(|l| l.contains(" M-i ")).unwrap();
+    assert!(
+        install.contains("run-shell -b") && install.contains(" install "),
+        "{install}"
+    );
+    assert!(s
+        .tmux_out(&["show-options", "-s", "command-alias"])
+        .contains("promptgate-send=display-message"));
+
+    // pressed, the key shows the build command
+    let c = attach(&s);
+    c.press(&["C-b", "A"]);
+    c.wait_screen("error binding", "cargo build --release --locked");
+
+    // a binary of another version is refused the same way
+    let fake = s.dir.path().join("old-promptgate");
+    std::fs::write(&fake, "#!/bin/sh\necho promptgate 0.0.1\n").unwrap();
+    std::fs::set_permissions(&fake, PermissionsExt::from_mode(0o755)).unwrap();
+    s.tmux(&[
+        "set-option",
+        "-g",
+        "@promptgate-bin",
+        fake.to_str().unwrap(),
+    ]);
+    load(&s);
+    let line = s.tmux_out(&["list-keys", "-T", "prefix", "A"]);
+    assert!(
+        line.contains("is version 0.0.1")
+            && line.contains(&format!("the plugin is {}", env!("CARGO_PKG_VERSION"))),
+        "{line}"
+    );
+}
+
+/// The strings that must arrive byte-exact and execute nothing; `{dir}` is the
+/// test's temp dir, where a file would appear if anything ran.
+fn injections(dir: &Path) -> Vec<String> {
+    let d = dir.display();
+    vec![
+        "'; touch /tmp/x; '".to_string(),
+        format!("'; touch {d}/pwned-quote; '"),
+        "$(id)".to_string(),
+        format!("$(touch {d}/pwned-dollar)"),
+        format!("`touch {d}/pwned-backtick`"),
+        "#{pane_id} #(touch /tmp/x)".to_string(),
+        "%% %1 %2 100%".to_string(),
+        "\\ back\\slash \\\\ \\n".to_string(),
+        format!("all: \"; run-shell 'touch {d}/pwned-tmux' ; \" $HOME ~ ;end;"),
+    ]
+}
+
+fn assert_nothing_ran(dir: &Path, tmp_x_before: bool) {
+    for f in [
+        "pwned-quote",
+        "pwned-dollar",
+        "pwned-backtick",
+        "pwned-tmux",
+    ] {
+        assert!(
+            !dir.join(f).exists(),
+            "{f} was created: a prompt was executed"
+        );
+    }
+    if !tmp_x_before {
+        assert!(!Path::new("/tmp/x").exists(), "/tmp/x was created");
+    }
+}
+
+#[test]
+fn every_key_delivers_to_a_fake_agent_byte_exact() {
+    let tmp_x_before = Path::new("/tmp/x").exists();
+    let s = server();
+    let dir = s.dir.path().to_path_buf();
+    // the compose editor: whatever is typed until C-d; C-c makes it fail
+    let editor = dir.join("editor.sh");
+    std::fs::write(&editor, "#!/bin/sh\nexec cat >\"$1\"\n").unwrap();
+    std::fs::set_permissions(&editor, PermissionsExt::from_mode(0o755)).unwrap();
+    s.tmux(&["set-environment", "-g", "EDITOR", editor.to_str().unwrap()]);
+    let (claude, t_claude) = agent(&s, "claude", &[]);
+    let (codex, t_codex) = agent(&s, "codex", &[]);
+    let (gemini, t_gemini) = agent(&s, "gemini", &["--dialog", "trust"]);
+    load(&s);
+    let c = attach(&s);
+    s.wait_state(&claude, "ready", 15.0);
+    s.wait_state(&codex, "ready", 15.0);
+    s.wait_state(&gemini, "dialog:trust", 15.0);
+
+    // Send with no target: the key is pressed in a shell pane alone in its window
+    let n = messages(&s).len();
+    c.press(&["C-b", "A"]);
+    wait_message(&s, "no target", n);
+
+    // Pick: the menu lists the agents with their states; choose codex (the 2nd)
+    c.press(&["C-b", "T"]);
+    c.wait_screen("pick menu", "promptgate target");
+    let menu = c.screen();
+    assert!(menu.contains(&format!("{claude}  claude  ready")), "{menu}");
+    assert!(
+        menu.contains(&format!("{gemini}  gemini  dialog:trust")),
+        "{menu}"
+    );
+    c.press(&["2"]);
+    let start = Instant::now();
+    while s
+        .tmux_out(&["show-options", "-t", "=main:", "-v", "@promptgate-target"])
+        .trim()
+        != codex
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "pick did not set the target: {:?}\n{}\n{}",
+            s.tmux_out(&["show-options", "-t", "=main:", "@promptgate-target"]),
+            c.screen(),
+            s.tmux_out(&["show-messages"])
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // Send: one command-prompt per string, each arrives byte-exact in codex
+    let texts = injections(&dir);
+    for (i, text) in texts.iter().enumerate() {
+        let n = messages(&s).len();
+        c.press(&["C-b", "A"]);
+        c.wait_screen("send prompt", &format!("promptgate → {codex} codex"));
+        c.type_text(text);
+        c.press(&["Enter"]);
+        let m = wait_message(&s, "promptgate: ", n);
+        assert!(
+            m.contains(&format!("sent to {codex} (codex) consumed in")),
+            "prompt {i}: {m}"
+        );
+        assert_eq!(
+            wait_prompts(&t_codex, i + 1).get(i),
+            Some(text),
+            "prompt {i}"
+        );
+        s.wait_state(&codex, "ready", 10.0);
+    }
+    // Enter on an empty prompt sends nothing (and not the previous prompt again)
+    let n = messages(&s).len();
+    c.press(&["C-b", "A"]);
+    c.wait_screen("send prompt", "promptgate → ");
+    c.press(&["Enter"]);
+    wait_message(&s, "empty prompt, nothing sent", n);
+    assert_eq!(prompts(&t_codex).len(), texts.len());
+
+    // Compose: the editor in a popup; the file it leaves is sent (to the marked
+    // pane now: the picked target is cleared from the menu)
+    c.press(&["C-b", "T"]);
+    c.wait_screen("pick menu", "promptgate target");
+    c.press(&["0"]);
+    s.tmux(&["select-pane", "-m", "-t", &claude]);
+    let body = format!("first line {}\nsecond line {}", texts[1], texts[8]);
+    let n = messages(&s).len();
+    c.press(&["C-b", "V"]);
+    c.wait_screen("compose popup", &format!("promptgate → {claude} claude"));
+    for (i, line) in body.lines().enumerate() {
+        if i > 0 {
+            c.press(&["Enter"]);
+        }
+        c.type_text(line);
+    }
+    c.press(&["Enter", "C-d"]);
+    let m = wait_message(&s, "promptgate: ", n);
+    assert!(m.contains(&format!("sent to {claude} (claude)")), "{m}");
+    assert_eq!(wait_prompts(&t_claude, 1), vec![body.clone()]);
+    s.wait_state(&claude, "ready", 10.0);
+    // an editor that fails, or leaves the file empty, sends nothing
+    for (keys, why) in [
+        (vec!["C-c"], "did not exit cleanly"),
+        (vec!["C-d"], "empty prompt"),
+    ] {
+        let n = messages(&s).len();
+        c.press(&["C-b", "V"]);
+        c.wait_screen("compose popup", "promptgate → ");
+        c.type_text("never sent");
+        if keys[0] == "C-d" {
+            // erase the line first: the file stays empty
+            c.press(&["C-u"]);
+        }
+        c.press(&keys);
+        wait_message(&s, why, n);
+    }
+    assert_eq!(prompts(&t_claude).len(), 1);
+
+    // Paste: the top buffer, loaded from a file, goes as it is
+    let buf = dir.join("buffer.txt");
+    let pasted = format!("from the buffer: {} {}", texts[3], texts[6]);
+    std::fs::write(&buf, &pasted).unwrap();
+    s.tmux(&["load-buffer", buf.to_str().unwrap()]);
+    let n = messages(&s).len();
+    c.press(&["C-b", "B"]);
+    let m = wait_message(&s, "promptgate: ", n);
+    assert!(m.contains(&format!("sent to {claude} (claude)")), "{m}");
+    assert_eq!(wait_prompts(&t_claude, 2).get(1), Some(&pasted));
+    s.wait_state(&claude, "ready", 10.0);
+
+    // Broadcast: every ready agent of the session; gemini shows a dialog and is skipped
+    s.tmux(&["select-pane", "-M"]);
+    let n = messages(&s).len();
+    c.press(&["C-b", "Q"]);
+    c.wait_screen("broadcast popup", "promptgate → 2 ready agent panes");
+    c.type_text("to everyone `id`");
+    c.press(&["Enter", "C-d"]);
+    let m = wait_message(&s, "broadcast", n);
+    assert!(m.contains(&claude) && m.contains(&codex), "{m}");
+    assert!(
+        m.contains(&format!("skipped {gemini} (dialog:trust)")),
+        "{m}"
+    );
+    assert_eq!(
+        wait_prompts(&t_claude, 3).get(2).map(String::as_str),
+        Some("to everyone `id`")
+    );
+    assert_eq!(
+        wait_prompts(&t_codex, texts.len() + 1)
+            .last()
+            .map(String::as_str),
+        Some("to everyone `id`")
+    );
+    assert!(prompts(&t_gemini).is_empty());
+
+    // A refusal names the pane and the reason, and logs
+    s.tmux(&["select-pane", "-m", "-t", &gemini]);
+    let n = messages(&s).len();
+    c.press(&["C-b", "B"]);
+    let m = wait_message(&s, "promptgate: ", n);
+    assert_eq!(
+        m,
+        format!("promptgate: {gemini} gemini shows a trust dialog, nothing sent")
+    );
+    let log = std::fs::read_to_string(dir.join("deliveries.jsonl")).unwrap_or_default();
+    assert!(
+        log.lines()
+            .any(|l| l.contains(&format!("\"pane\":\"{gemini}\"")) && l.contains("not-sent")),
+        "{log}"
+    );
+
+    // In an agent pane, the key never sends to the pane itself unless it is marked
+    s.tmux(&["select-pane", "-M"]);
+    s.tmux(&["select-window", "-t", &claude]);
+    let n = messages(&s).len();
+    c.press(&["C-b", "B"]);
+    wait_message(&s, "no target", n);
+    s.tmux(&["select-pane", "-m", "-t", &claude]);
+    let n = messages(&s).len();
+    c.press(&["C-b", "B"]);
+    let m = wait_message(&s, "promptgate: ", n);
+    assert!(m.contains(&format!("sent to {claude}")), "{m}");
+
+    // every key ran in the background and left the client's pane as it was
+    assert_eq!(
+        s.tmux_out(&["display-message", "-p", "-t", &claude, "#{pane_in_mode}"])
+            .trim(),
+        "0"
+    );
+    assert_nothing_ran(&dir, tmp_x_before);
+}
+
+#[test]
+fn the_watcher_keeps_the_status_segment_and_tells_when_an_agent_is_done() {
+    let s = server();
+    let (claude, t) = s.fake("claude", &["--busy-ms", "1200"]);
+    s.tmux(&["set-option", "-g", "@promptgate-notify", "on"]);
+    s.tmux(&["set-option", "-g", "@promptgate-watch-interval", "100"]);
+    s.tmux(&["set-option", "-g", "status-right", "#{@promptgate-status}"]);
+    load(&s);
+    load(&s);
+    let c = attach(&s);
+    s.wait_state(&claude, "ready", 15.0);
+
+    // the status line shows the agent's glyph (C = claude, 1 = its window)
+    c.wait_screen("status segment", "C1●");
+    // one watcher: its control-mode client is the only one
+    let start = Instant::now();
+    let watchers = || {
+        s.tmux_out(&["list-clients", "-F", "#{client_control_mode}"])
+            .lines()
+            .filter(|l| *l == "1")
+            .count()
+    };
+    while watchers() != 1 {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "watchers: {}",
+            watchers()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // a second client attaching runs the hook; still one watcher
+    let _c2 = attach(&s);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(watchers(), 1, "a second watcher started");
+
+    let n = messages(&s).len();
+    let o = s.pg(&["send", "-t", &claude, "take a while"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(prompts(&t), vec!["take a while"]);
+    let m = wait_message(&s, "is done", n);
+    assert!(
+        m.starts_with(&format!("promptgate: {claude} claude (main:1.0) is done")),
+        "{m}"
+    );
+
+    // `promptgate status` is the same segment, from two tmux calls
+    let o = s.pg(&["status", "--format", "plain"]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "C1●");
+
+    // @promptgate-watch off stops it and clears the segment
+    s.tmux(&["set-option", "-g", "@promptgate-watch", "off"]);
+    let start = Instant::now();
+    while watchers() != 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the watcher did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(s
+        .tmux_out(&["show-options", "-t", "=main:", "-v", "@promptgate-status"])
+        .trim()
+        .is_empty());
+}
