@@ -167,7 +167,7 @@ pg_action_pick() { # ORIGIN CLIENT
 		mark=" "
 		[ "$pane" != "$current" ] || mark="*"
 		cmd="set-option -t '$session' @promptgate-target '$pane' ; display-message 'promptgate: target is %${pane} ($agent)'"
-		items+=("$(pg_literal "$mark$glyph $pane  $agent  $state  $where")" "${keys:i:1}" "$cmd")
+		items+=("$(pg_literal "$(printf '%s%s %-5s %-7s %-13s %s' "$mark" "$glyph" "$pane" "$agent" "$state" "$where")")" "${keys:i:1}" "$cmd")
 		i=$((i + 1))
 	done <<<"$rows"
 	items+=("")
