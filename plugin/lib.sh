@@ -238,8 +238,10 @@ pg_result_msg() {
 }
 
 # Deliver file $2 to pane $1, report on client $3 (action $4, for the log).
+# With $5 = keep, a prompt that was not typed at all is kept in the paste
+# buffer promptgate-unsent (the top buffer, so the paste key resends it).
 pg_deliver() {
-	local pane=$1 file=$2 client=$3 action=$4 errf json rc err
+	local pane=$1 file=$2 client=$3 action=$4 keep=${5:-} errf json rc err msg receipt k
 	errf=$(mktemp "${TMPDIR:-/tmp}/promptgate-err.XXXXXX") || errf=/dev/null
 	# shellcheck disable=SC2086 # @promptgate-send-flags is a list of words
 	json=$("$PG_BIN" send -t "$pane" --json ${PG_send_flags:-} -f "$file" </dev/null 2>"$errf")
@@ -250,5 +252,12 @@ pg_deliver() {
 	if [ -z "$json" ] && [ "$rc" -ne 0 ]; then
 		pg_log_failure "$action" "$pane" "$rc" "$err"
 	fi
-	pg_msg "$client" "$(pg_result_msg "$pane" "$rc" "$json" "$err")"
+	msg=$(pg_result_msg "$pane" "$rc" "$json" "$err")
+	receipt=$(pg_json receipt "$json")
+	if [ "$rc" -ne 0 ] && [ "$keep" = keep ] && { [ -z "$receipt" ] || [ "$receipt" = not-sent ]; } &&
+		tmux load-buffer -b promptgate-unsent "$file" 2>/dev/null; then
+		k=$(pg_key_name paste)
+		msg+=" (kept in buffer promptgate-unsent${k:+; $k resends it})"
+	fi
+	pg_msg "$client" "$msg"
 }

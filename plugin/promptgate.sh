@@ -98,7 +98,7 @@ pg_action_prompt_done() { # N CLIENT
 		sed -n 's/^[0-9][0-9]*: //p' | tail -n 1 >"$dir/prompt"
 	tmux clear-prompt-history -T "$PG_PROMPT_TYPE" 2>/dev/null
 	if grep -q '[^[:space:]]' "$dir/prompt"; then
-		pg_deliver "$pane" "$dir/prompt" "$client" send
+		pg_deliver "$pane" "$dir/prompt" "$client" send keep
 	else
 		pg_msg "$client" "promptgate: empty prompt, nothing sent"
 	fi
@@ -125,7 +125,7 @@ pg_action_compose() { # ORIGIN CLIENT
 	dir=$(pg_tmpdir) || return 0
 	: >"$dir/prompt.md"
 	if pg_edit_popup "$client" "$origin" "$dir/prompt.md" " promptgate → $target ${desc%%$'\t'*} "; then
-		pg_deliver "$target" "$dir/prompt.md" "$client" compose
+		pg_deliver "$target" "$dir/prompt.md" "$client" compose keep
 	else
 		pg_msg "$client" "promptgate: $PG_EDIT_WHY"
 	fi

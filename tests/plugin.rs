@@ -522,6 +522,22 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
             .any(|l| l.contains(&format!("\"pane\":\"{gemini}\"")) && l.contains("not-sent")),
         "{log}"
     );
+    // a typed prompt that was refused is kept, and the paste key resends it
+    let n = messages(&s).len();
+    c.press(&["C-b", "A"]);
+    c.wait_screen("send prompt", &format!("promptgate → {gemini} gemini"));
+    c.type_text(&texts[8]);
+    c.press(&["Enter"]);
+    let m = wait_message(&s, "promptgate: ", n);
+    assert!(
+        m.ends_with("nothing sent (kept in buffer promptgate-unsent; prefix B resends it)"),
+        "{m}"
+    );
+    assert_eq!(
+        s.tmux_out(&["show-buffer", "-b", "promptgate-unsent"])
+            .trim_end_matches('\n'),
+        texts[8]
+    );
 
     // In an agent pane, the key never sends to the pane itself unless it is marked
     s.tmux(&["select-pane", "-M"]);
@@ -534,6 +550,7 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
     c.press(&["C-b", "B"]);
     let m = wait_message(&s, "promptgate: ", n);
     assert!(m.contains(&format!("sent to {claude}")), "{m}");
+    assert_eq!(wait_prompts(&t_claude, 4).get(3), Some(&texts[8]));
 
     // every key ran in the background and left the client's pane as it was
     assert_eq!(
