@@ -126,6 +126,17 @@ pub fn load_all(dir: &Path) -> Result<Vec<Item>> {
     Ok(items)
 }
 
+/// How many prompts wait in the queue for each pane of `server` (a `Server::spec`).
+pub fn counts(dir: &Path, server: &str) -> std::collections::HashMap<String, usize> {
+    let mut m = std::collections::HashMap::new();
+    for i in load_all(dir).unwrap_or_default() {
+        if i.server == server {
+            *m.entry(i.pane).or_insert(0) += 1;
+        }
+    }
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -43,6 +43,16 @@ pub struct Row {
     pub agent: String,
     pub state: State,
     pub reason: String,
+    /// Prompts waiting in the durable queue for this pane.
+    pub queued: usize,
+}
+
+/// Fill in each row's queue length (`promptgate queue`), read from the queue directory.
+pub fn add_queue_counts(rows: &mut [Row], server: &Server) {
+    let counts = crate::queue::counts(&crate::queue::dir(), &server.spec());
+    for r in rows {
+        r.queued = counts.get(&r.loc.id).copied().unwrap_or(0);
+    }
 }
 
 pub fn run(server: &Server, profiles: &Profiles, a: StatusArgs) -> Result<i32> {
@@ -56,7 +66,8 @@ pub fn run(server: &Server, profiles: &Profiles, a: StatusArgs) -> Result<i32> {
                 .is_none_or(|s| s == l.session_id || s == l.session)
         })
         .collect();
-    let rows = observe_all(profiles, &mut tmux, locs, &mut Identities::default());
+    let mut rows = observe_all(profiles, &mut tmux, locs, &mut Identities::default());
+    add_queue_counts(&mut rows, server);
     match a.format {
         StatusFormat::Tmux => out(&segment(&rows, true))?,
         StatusFormat::Plain => out(&segment(&rows, false))?,
@@ -116,6 +127,7 @@ pub fn observe_all(
                 agent,
                 state: o.verdict.state.clone(),
                 reason: o.verdict.reason(),
+                queued: 0,
                 loc,
             })
         })
@@ -232,15 +244,20 @@ pub fn label(r: &Row, all: &[Row]) -> String {
     }
 }
 
-/// `C1● X2◐`, styled with `#[…]` for tmux when `styled`.
+/// `C1● X2◐+3` (`+3`: three prompts queued), styled with `#[…]` for tmux when `styled`.
 pub fn segment(rows: &[Row], styled: bool) -> String {
     rows.iter()
         .map(|r| {
             let (g, style) = glyph(&r.state);
-            if styled {
-                format!("{}#[{style}]{g}#[default]", label(r, rows))
+            let q = if r.queued > 0 {
+                format!("+{}", r.queued)
             } else {
-                format!("{}{g}", label(r, rows))
+                String::new()
+            };
+            if styled {
+                format!("{}#[{style}]{g}#[default]{q}", label(r, rows))
+            } else {
+                format!("{}{g}{q}", label(r, rows))
             }
         })
         .collect::<Vec<_>>()
@@ -266,6 +283,7 @@ mod tests {
             agent: agent.into(),
             state,
             reason: String::new(),
+            queued: 0,
         }
     }
 
@@ -279,6 +297,9 @@ mod tests {
         assert_eq!(segment(&rows, false), "C1● X2.0◐ G2.1!");
         assert_eq!(segment(&rows[..1], true), "C1#[fg=green]●#[default]");
         assert_eq!(segment(&[], true), "");
+        let mut q = rows[1].clone();
+        q.queued = 3;
+        assert_eq!(segment(&[q], false), "X2◐+3");
         assert_eq!(letter("aider"), "A");
     }
 }

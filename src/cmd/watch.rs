@@ -128,7 +128,8 @@ impl Watcher {
         };
         let (notify, bell) = (on(opt(1), a.notify), on(opt(2), a.bell));
         let locs = t.locate_panes()?;
-        let rows = observe_all(profiles, t, locs.clone(), &mut self.ids);
+        let mut rows = observe_all(profiles, t, locs.clone(), &mut self.ids);
+        super::status::add_queue_counts(&mut rows, &self.server);
         self.ids.retain(&locs);
         let done = self.transitions(&rows);
         if notify && !done.is_empty() {
@@ -181,8 +182,12 @@ impl Watcher {
             let took = busy
                 .map(|d| format!(" after {}", human(d)))
                 .unwrap_or_default();
+            let queued = match r.queued {
+                0 => String::new(),
+                n => format!(" ({n} queued)"),
+            };
             let msg = format!(
-                "promptgate: {} {} ({}) is done{took}, ready for input",
+                "promptgate: {} {} ({}) is done{took}, ready for input{queued}",
                 r.loc.id,
                 r.agent,
                 r.loc.target()
