@@ -21,6 +21,12 @@ pub struct Typed {
     pub type_ms: u64,
     pub settle_ms: u64,
     pub settled: bool,
+    /// When the final picture of the typed body first showed (clock time): the
+    /// agent had read every byte by then, so the submit delay counts from here.
+    #[serde(skip)]
+    pub shown_at: Option<Duration>,
+    /// When the (first) submit key was written: Unix epoch ms (0 if never).
+    pub submit_at_ms: u64,
 }
 
 /// The pane must still be the process the gate saw, and alive.
@@ -97,6 +103,7 @@ pub fn settle(
         let shows = detect(profile, &s).composer.is_some_and(|c| !c.empty);
         if shows && now - since >= quiet {
             typed.settled = true;
+            typed.shown_at = Some(since);
             typed.settle_ms = (now - start).as_millis() as u64;
             return Ok(s);
         }

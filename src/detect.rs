@@ -113,6 +113,9 @@ pub struct Composer {
     pub empty: bool,
     /// The input shows a paste placeholder such as `[Pasted text #1 +91 lines]`.
     pub paste_placeholder: bool,
+    /// The block ends in a blank row holding the cursor: an Enter that arrived too
+    /// early and became a newline (a sanitised body never ends in one).
+    pub trailing_newline: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -360,12 +363,16 @@ fn find_composer(cx: &mut Ctx) -> Option<Composer> {
                     ),
                 );
                 let _ = g;
+                let trailing_newline = last > y
+                    && s.row(last).trim().is_empty()
+                    && s.cursor.is_some_and(|c| c.1 == last);
                 return Some(Composer {
                     row: y,
                     last_row: last,
                     text: if empty { String::new() } else { text },
                     empty,
                     paste_placeholder,
+                    trailing_newline,
                 });
             }
         }

@@ -263,3 +263,18 @@ fn a_long_body_whose_echo_scrolled_off_is_consumed_by_its_tail() {
         Receipt::Unknown
     );
 }
+
+#[test]
+fn an_enter_that_became_a_newline_is_seen_as_such() {
+    let profiles = Profiles::builtin();
+    let codex = profiles.get("codex").unwrap();
+    let c = |f: &str| {
+        promptgate::detect::detect(codex, &fixture(f))
+            .composer
+            .unwrap()
+    };
+    assert!(c("codex/64-sendkeys-hello-gap-0").trailing_newline);
+    assert!(c("codex/61-sendkeys-LF-body-then-Enter-immediate").trailing_newline);
+    assert!(!c("codex/10-typed-hello").trailing_newline);
+    assert!(!c("codex/30-paste3-bracketed-0.3s").trailing_newline);
+}

@@ -438,8 +438,10 @@ impl Job<'_> {
             Duration::from_millis(1500 + 20 * kib).min(Duration::from_secs(20)),
             &mut typed,
         )?;
+        // The submit delay runs from when the body showed on screen (the agent had
+        // read it all), not from when tmux took it: a loaded agent reads late.
         let delay = Duration::from_millis(pl.submit().delay_before_ms);
-        let since = clock.now() - typed_at;
+        let since = clock.now() - typed.shown_at.map_or(typed_at, |s| s.max(typed_at));
         if since < delay {
             clock.sleep(delay - since);
         }
@@ -525,6 +527,16 @@ pub(crate) fn verify_loop(
                     && now - last_press >= grace
                     && resubmits < profile.capability().resubmit_max
                 {
+                    // An Enter that became a newline left a blank last row: take
+                    // it back first, or the agent would get the body plus "\n".
+                    if j.verdict
+                        .composer
+                        .as_ref()
+                        .is_some_and(|c| c.trailing_newline)
+                    {
+                        tmux.send_key(pane, "BSpace")?;
+                        clock.sleep(Duration::from_millis(pl.submit().delay_before_ms));
+                    }
                     tmux.send_key(pane, &pl.submit().text)?;
                     resubmits += 1;
                     last_press = now;
