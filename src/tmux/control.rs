@@ -56,8 +56,18 @@ impl Conn {
             ]
             .map(String::from),
         );
-        let mut child = super::Launcher::from_env()
-            .command(&args)
+        let mut cmd = super::Launcher::from_env().command(&args);
+        // If promptgate dies (even by SIGKILL), its control client must go too:
+        // an orphaned `tmux -C` whose reader is gone keeps a killed server alive.
+        #[cfg(target_os = "linux")]
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                Ok(())
+            });
+        }
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
