@@ -106,7 +106,9 @@ fn held_items_stay_with_their_receipt_and_drop_removes_them() {
     // the status segment shows the queue length
     let mut c = srv.pg_cmd(&["status", "--format", "plain"]);
     c.env("PROMPTGATE_QUEUE_DIR", &qdir);
-    let seg = String::from_utf8_lossy(&c.output().unwrap().stdout).trim().to_string();
+    let seg = String::from_utf8_lossy(&c.output().unwrap().stdout)
+        .trim()
+        .to_string();
     assert!(seg.ends_with("!+1"), "status segment {seg:?}");
     let o = queue_cmd(&srv, &qdir, &["run", "--once", "--gate-timeout", "0.5"])
         .output()
