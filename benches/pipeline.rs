@@ -99,7 +99,7 @@ fn main() {
                     black_box(p.read(&pane).unwrap());
                 }),
             );
-            let mut c = Control::new(server, &pane);
+            let mut c = Control::attached(server, &pane);
             let label = if c.connected() {
                 "read one pane, control-mode connection"
             } else {

@@ -908,7 +908,7 @@ fn poll_cost(bin: &Path, dir: &Path, quick: bool) -> Value {
     std::thread::sleep(Duration::from_millis(300));
     let server = Server::Name(srv.sock.clone());
     let mut one = Process::new(server.clone());
-    let mut ctl = Control::new(server, &pane);
+    let mut ctl = Control::attached(server, &pane);
     let profiles = Profiles::builtin();
     let claude = profiles.get("claude").unwrap();
     let (blocks, n_fork, n_ctl) = if quick { (5, 10, 100) } else { (10, 40, 400) };

@@ -154,6 +154,11 @@ fn send_before_first_paint_waits_then_delivers_once() {
         "it waited for the paint"
     );
     assert_eq!(prompts(&transcript), vec!["written before the first paint"]);
+    // a long wait polls through one control-mode connection (attached lazily)
+    assert_eq!(receipt(&o)["control_mode"], true, "{}", receipt(&o));
+    // a send to a ready agent never attaches one (tmux can crash on an attach race)
+    let o = srv.pg(&["send", "-t", &pane, "--wait-busy", "--json", "warm"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(
         records(&transcript, "early-input").is_empty(),
         "nothing was typed before the paint"

@@ -109,7 +109,8 @@ fn send_over_ssh_is_byte_exact_and_still_refuses_a_dialog() {
     srv.wait_state(&pane, "ready", 10.0);
     let remote = |args: &[&str]| {
         let mut c = srv.pg_cmd(args);
-        c.env("PROMPTGATE_TMUX", &via);
+        c.env("PROMPTGATE_TMUX", &via)
+            .env("PROMPTGATE_CONTROL", "on");
         c
     };
     // state and send through ssh

@@ -18,6 +18,8 @@ pub struct Control {
     conn: Option<Conn>,
     /// Why the connection is not in use (for `explain` and the log).
     pub fallback_reason: Option<String>,
+    /// Not attached yet: attach when reads have gone on this long (see `new`).
+    pending: Option<(String, Instant, Duration)>,
 }
 
 struct Conn {
@@ -159,20 +161,62 @@ impl Conn {
 }
 
 impl Control {
-    /// Attach a control connection to the session holding `pane` (a pane id or target).
-    /// Never fails: without a connection, reads use one-shot calls.
+    /// A reader for the server of `pane` (a pane id or target). Never fails:
+    /// without a connection, reads use one-shot calls.
+    ///
+    /// tmux (3.3a and, per upstream reports, later releases too) can crash the
+    /// whole server when a control client is still identifying while a window
+    /// opens or closes (tmux PR 4980/5004). So by default (`PROMPTGATE_CONTROL`
+    /// unset or `auto`) the connection is opened only once reads have gone on for
+    /// 500 ms: a send to a ready agent never attaches one, and a long wait (a cold
+    /// start, a busy agent) polls through one connection. `on` attaches at once,
+    /// `off` never.
     pub fn new(server: Server, pane: &str) -> Control {
-        let one_shot = Process::new(server.clone());
+        let one_shot = Process::new(server);
         let mut c = Control {
             one_shot,
             conn: None,
             fallback_reason: None,
+            pending: None,
         };
-        if std::env::var("PROMPTGATE_CONTROL").as_deref() == Ok("off") {
-            c.fallback_reason = Some("PROMPTGATE_CONTROL=off".into());
-            return c;
+        match std::env::var("PROMPTGATE_CONTROL").as_deref() {
+            Ok("off") | Ok("0") => c.fallback_reason = Some("PROMPTGATE_CONTROL=off".into()),
+            Ok("on") | Ok("1") => c.attach(pane),
+            _ => {
+                c.fallback_reason =
+                    Some("not attached yet (attaches after 500 ms of polling)".into());
+                c.pending = Some((pane.to_string(), Instant::now(), Duration::from_millis(500)));
+            }
         }
-        let session = c.one_shot.run(
+        c
+    }
+
+    /// A reader attached at once, whatever `PROMPTGATE_CONTROL` says (benchmarks).
+    pub fn attached(server: Server, pane: &str) -> Control {
+        let mut c = Control {
+            one_shot: Process::new(server),
+            conn: None,
+            fallback_reason: None,
+            pending: None,
+        };
+        c.attach(pane);
+        c
+    }
+
+    /// Attach now if the lazy deadline has passed.
+    fn maybe_attach(&mut self) {
+        if let Some((pane, since, after)) = &self.pending {
+            if since.elapsed() >= *after {
+                let pane = pane.clone();
+                self.pending = None;
+                self.attach(&pane);
+            }
+        }
+    }
+
+    fn attach(&mut self, pane: &str) {
+        let server = self.one_shot.server.clone();
+        let session = self.one_shot.run(
             &[
                 "display-message",
                 "-p",
@@ -183,31 +227,26 @@ impl Control {
             None,
             Some(pane),
         );
-        match session.map(|s| s.trim().to_string()) {
-            Ok(s) if !s.is_empty() => {
-                match Conn::open(&server, &s) {
-                    Ok(mut conn) => {
-                        // The first round trip proves the connection works.
-                        match conn.exec("display-message -p ok", 1, Duration::from_secs(2)) {
-                            Ok(v)
-                                if v.first()
-                                    .is_some_and(|r| r.as_deref().map(str::trim) == Ok("ok")) =>
-                            {
-                                c.conn = Some(conn)
-                            }
-                            Ok(_) => {
-                                c.fallback_reason = Some("control mode: unexpected reply".into())
-                            }
-                            Err(e) => c.fallback_reason = Some(format!("control mode: {e}")),
-                        }
+        self.fallback_reason = match session.map(|s| s.trim().to_string()) {
+            Ok(s) if !s.is_empty() => match Conn::open(&server, &s) {
+                // The first round trip proves the connection works.
+                Ok(mut conn) => match conn.exec("display-message -p ok", 1, Duration::from_secs(2))
+                {
+                    Ok(v)
+                        if v.first()
+                            .is_some_and(|r| r.as_deref().map(str::trim) == Ok("ok")) =>
+                    {
+                        self.conn = Some(conn);
+                        None
                     }
-                    Err(e) => c.fallback_reason = Some(format!("control mode: {e}")),
-                }
-            }
-            Ok(_) => c.fallback_reason = Some(format!("control mode: no session for {pane}")),
-            Err(e) => c.fallback_reason = Some(format!("control mode: {e}")),
-        }
-        c
+                    Ok(_) => Some("control mode: unexpected reply".into()),
+                    Err(e) => Some(format!("control mode: {e}")),
+                },
+                Err(e) => Some(format!("control mode: {e}")),
+            },
+            Ok(_) => Some(format!("control mode: no session for {pane}")),
+            Err(e) => Some(format!("control mode: {e}")),
+        };
     }
 
     pub fn connected(&self) -> bool {
@@ -217,6 +256,7 @@ impl Control {
 
 impl Tmux for Control {
     fn read(&mut self, pane: &str) -> Result<Screen> {
+        self.maybe_attach();
         if let Some(conn) = self.conn.as_mut() {
             let line =
                 format!("display-message -p -t {pane} '{READ_FORMAT}' ; capture-pane -p -t {pane}");
@@ -273,6 +313,7 @@ impl Tmux for Control {
         if panes.is_empty() {
             return Vec::new();
         }
+        self.maybe_attach();
         if let Some(conn) = self.conn.as_mut() {
             let line = panes
                 .iter()
