@@ -115,6 +115,15 @@ pub fn settle(
     }
 }
 
+/// Clear a draft from the composer with the profile's keys, one tmux call each.
+pub fn clear_draft(tmux: &mut dyn Tmux, pane: &str, profile: &Profile) -> Result<()> {
+    for k in &profile.capability().clear_keys {
+        tmux.send_key(pane, k)?;
+        std::thread::sleep(Duration::from_millis(60));
+    }
+    Ok(())
+}
+
 /// Press the submit key, as its own tmux call.
 pub fn submit(tmux: &mut dyn Tmux, pane: &str, plan: &Plan) -> Result<()> {
     let total = plan.chunks.len();

@@ -325,7 +325,6 @@ fn describe(hit: &Option<Evidence>) -> String {
 /// Bottom-up: the last row that matches a prompt regex and passes the geometry rules.
 fn find_composer(cx: &mut Ctx) -> Option<Composer> {
     let (p, s) = (cx.p, cx.s);
-    let g = &p.def.composer;
     for y in (0..s.rows.len()).rev() {
         let row = s.row(y);
         let Some(caps) = p.prompt.iter().find_map(|re| re.captures(row)) else {
@@ -362,7 +361,6 @@ fn find_composer(cx: &mut Ctx) -> Option<Composer> {
                         if empty { "empty" } else { "holds text" }
                     ),
                 );
-                let _ = g;
                 let trailing_newline = last > y
                     && s.row(last).trim().is_empty()
                     && s.cursor.is_some_and(|c| c.1 == last);

@@ -111,10 +111,21 @@ fn marker_hit(markers: &[Marker], s: &Screen) -> Option<Evidence> {
     None
 }
 
+/// Does a composer hold (the start of) `body`, or a paste placeholder for it?
+pub fn holds_body(c: &crate::detect::Composer, body: &str) -> bool {
+    c.paste_placeholder || {
+        let typed = squash(&c.text);
+        let want = squash(body);
+        !typed.is_empty()
+            && (want.starts_with(&typed) || typed.starts_with(&want) || want.contains(&typed))
+    }
+}
+
 /// Judge `after` (a screen after the submit key) against `before` (the screen
 /// just before it, with the body typed into the composer).
 pub fn judge(p: &Profile, body: &str, before: &Screen, after: &Screen) -> Judgement {
     let v = detect(p, after);
+    let bv = detect(p, before);
     let out = |receipt, evidence| Judgement {
         receipt,
         evidence,
@@ -132,17 +143,13 @@ pub fn judge(p: &Profile, body: &str, before: &Screen, after: &Screen) -> Judgem
         }
     }
     if let Some(c) = v.composer.as_ref().filter(|c| !c.empty) {
-        let ours = c.paste_placeholder || {
-            let typed = squash(&c.text);
-            let want = squash(body);
-            !typed.is_empty()
-                && (want.starts_with(&typed) || typed.starts_with(&want) || want.contains(&typed))
-        };
-        let before_text = detect(p, before)
+        let ours = holds_body(c, body);
+        let before_text = bv
             .composer
-            .map(|c| c.text)
+            .as_ref()
+            .map(|c| c.text.as_str())
             .unwrap_or_default();
-        if ours || (!before_text.is_empty() && squash(&before_text) == squash(&c.text)) {
+        if ours || (!before_text.is_empty() && squash(before_text) == squash(&c.text)) {
             let ev = Evidence {
                 rule: "verify.body-in-composer".into(),
                 row: Some(c.row),
@@ -183,7 +190,6 @@ pub fn judge(p: &Profile, body: &str, before: &Screen, after: &Screen) -> Judgem
         // composer held text before the submit key, as a repeated body shows the
         // same tail at the same rows).
         let c = v.composer.as_ref().map_or(after.rows.len(), |c| c.row);
-        let bv = detect(p, before);
         let held = bv.composer.as_ref().is_some_and(|c| !c.empty);
         let bc = bv.composer.as_ref().map_or(before.rows.len(), |c| c.row);
         let (b, a) = (tail_rows(body, before, bc), tail_rows(body, after, c));

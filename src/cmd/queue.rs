@@ -263,13 +263,12 @@ fn recover(
         return Ok(false);
     };
     let profile = profiles.get(&agent)?;
-    let ours = o.verdict.composer.as_ref().filter(|c| !c.empty).map(|c| {
-        let (t, b) = (
-            crate::text::squash(&c.text),
-            crate::text::squash(&item.body),
-        );
-        c.paste_placeholder || (!t.is_empty() && b.starts_with(&t)) || b.contains(&t)
-    });
+    let ours = o
+        .verdict
+        .composer
+        .as_ref()
+        .filter(|c| !c.empty)
+        .map(|c| crate::verify::holds_body(c, &item.body));
     match (item.phase.as_str(), &o.verdict.state, ours) {
         // Nothing typed, or the text already left the composer.
         ("typing", State::Ready, _) => {
@@ -287,10 +286,7 @@ fn recover(
         }
         // Our body sits in the composer, never submitted: clear it and type again.
         ("typing", State::Draft, Some(true)) => {
-            for k in &profile.capability().clear_keys {
-                tmux.send_key(&item.pane, k)?;
-                std::thread::sleep(Duration::from_millis(60));
-            }
+            crate::deliver::clear_draft(&mut tmux, &item.pane, profile)?;
             save_phase(dir, item, "pending", None, None);
             Ok(true)
         }

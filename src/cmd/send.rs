@@ -381,10 +381,7 @@ fn run_gate(
             && !cleared
             && !profile.capability().clear_keys.is_empty()
         {
-            for k in &profile.capability().clear_keys {
-                tmux.send_key(pane, k)?;
-                std::thread::sleep(Duration::from_millis(60));
-            }
+            crate::deliver::clear_draft(tmux, pane, profile)?;
             cleared = true;
             continue;
         }
