@@ -272,11 +272,26 @@ impl Agent {
     /// once the turn runs, one Escape interrupts it so that the next send sees `ready`.
     /// Escape is pressed only while busy (on an idle composer a second Escape opens
     /// "edit previous message").
+    /// The record after a submit: wait until it holds `n` messages, and only then
+    /// interrupt codex's offline turn (it retries its network for minutes), so that
+    /// the Escape can never reach a message codex has not recorded yet (in its
+    /// start-up phase codex holds a submitted message back, and an Escape then
+    /// drops it).
+    fn records_after_submit(&mut self, n: usize) -> Vec<String> {
+        let got = self.wait_records(n, 45.0);
+        self.interrupt_codex();
+        got
+    }
+
     fn interrupt_codex(&mut self) {
         if self.name != "codex" {
             return;
         }
-        self.wait_state("busy", 20.0);
+        // busy with the offline turn, or already back at the prompt
+        let st = self.wait_for("busy or ready", 20.0, |st, _| st == "busy" || st == "ready");
+        if st == "ready" {
+            return;
+        }
         for _ in 0..2 {
             self.key("Escape");
             let start = Instant::now();
@@ -387,12 +402,14 @@ fn assert_records(agent: &Agent, got: &[String], want: &[String], when: &str) {
     assert_eq!(
         got.len(),
         want.len(),
-        "{} {when}: the record holds {} messages, {} were sent\nrecord: {:?}\nsent:   {:?}",
+        "{} {when}: the record holds {} messages, {} were sent\nrecord: {:?}\nsent:   {:?}\nstates: {:?}\nscreen:\n{}",
         agent.name,
         got.len(),
         want.len(),
         show(got),
-        show(want)
+        show(want),
+        agent.seen,
+        agent.capture()
     );
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         if g != w {
@@ -588,8 +605,7 @@ fn first_run(name: &'static str, mode: &'static str, w: u16, h: u16) {
     let body = format!("first prompt after the first-run dialogs of {name} at {w}x{h}");
     // codex queues an Enter in its first seconds after the trust dialog: watch longer
     let (r, _) = send(&a, &body, &["--timeout", "60", "--verify-timeout", "45"]);
-    a.interrupt_codex();
-    let got = a.wait_records(1, 30.0);
+    let got = a.records_after_submit(1);
     assert_records(&a, &got, &[expected(name, &body)], "after the dialogs");
     let seen = a.seen.join(" -> ");
     let first_dialog = a.seen.iter().position(|s| s.starts_with("dialog:"));
@@ -669,8 +685,8 @@ fn ready_run(name: &'static str, w: u16, h: u16) {
         "{name}: the gate waited only {gate_ms} ms after the launch: {r}"
     );
     want.push(expected(name, &cold));
-    a.interrupt_codex();
-    assert_records(&a, &a.wait_records(1, 30.0), &want, "cold start");
+    let got = a.records_after_submit(1);
+    assert_records(&a, &got, &want, "cold start");
     let cold_states = a.seen.join(" -> ");
 
     // ready, draft after typing, busy right after Enter
@@ -698,8 +714,8 @@ fn ready_run(name: &'static str, w: u16, h: u16) {
         )
     });
     want.push(expected(name, &draft));
-    a.interrupt_codex();
-    assert_records(&a, &a.wait_records(want.len(), 30.0), &want, "draft");
+    let got = a.records_after_submit(want.len());
+    assert_records(&a, &got, &want, "draft");
     a.wait_state("ready", 30.0);
 
     // the bodies
@@ -721,8 +737,7 @@ fn ready_run(name: &'static str, w: u16, h: u16) {
     for (what, body) in &bodies {
         let (r, took) = send(&a, body, &["--wait-busy", "--timeout", "60"]);
         want.push(expected(name, body));
-        a.interrupt_codex();
-        let got = a.wait_records(want.len(), 30.0);
+        let got = a.records_after_submit(want.len());
         assert_records(&a, &got, &want, what);
         let exact = body.as_str() == want.last().unwrap();
         results.push(format!(
