@@ -107,6 +107,7 @@ pub fn wait(
     let mut prev: Option<Screen> = None;
     let mut stable_since = start;
     let mut cold = false;
+    let mut moved = false;
     let settle = opts.settle_after_start.unwrap_or(Duration::from_millis(
         profile.capability().startup_settle_ms,
     ));
@@ -114,9 +115,11 @@ pub fn wait(
         let screen = read()?;
         polls += 1;
         let now = clock.now();
-        if prev.as_ref().is_none_or(|p| !p.same_picture(&screen)) {
+        let changed = prev.as_ref().is_some_and(|p| !p.same_picture(&screen));
+        if prev.is_none() || changed {
             stable_since = now;
         }
+        moved |= changed;
         let verdict = detect(profile, &screen);
         // A start-up (blank, banner, loading layout, first-run dialog) can paint a
         // prompt and then move it or open a dialog over it; busy -> ready cannot.
@@ -130,7 +133,14 @@ pub fn wait(
             opts.stable
         };
         let waited = (now - start).as_millis() as u64;
-        let held = now - stable_since;
+        // tmux saw no output in the window for `quiet_ms`: the picture held still
+        // that long before this poll. Not trusted once the picture has moved
+        // during this wait (a resize moves it before the app writes anything).
+        let quiet = match screen.quiet_ms {
+            Some(q) if !moved => Duration::from_millis(q),
+            _ => Duration::ZERO,
+        };
+        let held = (now - stable_since).max(quiet);
         let done = |ready: bool, reason: String, verdict: Verdict, screen: Screen| GateResult {
             ready,
             timed_out: !ready && now - start >= opts.timeout && !is_final(&verdict.state, opts),

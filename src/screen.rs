@@ -25,6 +25,10 @@ pub struct Screen {
     pub command: Option<String>,
     pub pid: Option<u32>,
     pub title: Option<String>,
+    /// At least this long the pane's window has had no output (tmux's
+    /// `window_activity` against the server clock, in whole seconds); `None`
+    /// when unknown or under a second.
+    pub quiet_ms: Option<u64>,
     /// Milliseconds since the Unix epoch when the read was taken (0 for saved captures).
     pub taken_at_ms: u128,
 }
@@ -63,6 +67,7 @@ impl Screen {
                 // the title keeps the app's padding on disk; compare it trimmed
                 "pane_title" => s.title = Some(v.trim_end().to_string()),
                 "taken_at_ms" => s.taken_at_ms = v.trim().parse().unwrap_or(0),
+                "quiet_ms" => s.quiet_ms = v.trim().parse().ok(),
                 _ => {}
             }
         }
@@ -141,6 +146,9 @@ impl Screen {
         );
         if let Some(t) = &self.title {
             out += &format!("pane_title={t}\n");
+        }
+        if let Some(q) = self.quiet_ms {
+            out += &format!("quiet_ms={q}\n");
         }
         out
     }

@@ -62,6 +62,59 @@ fn gate_waits_through_start_up_and_needs_a_still_screen() {
     assert!(r.waited_ms >= 100);
 }
 
+/// A ready screen tmux has seen no output for: ready on the first poll.
+fn quiet(name: &str, ms: Option<u64>) -> Screen {
+    let mut s = fixture(name);
+    s.quiet_ms = ms;
+    s
+}
+
+fn run_gate_screens(agent: &str, screens: Vec<Screen>) -> promptgate::gate::GateResult {
+    let profiles = Profiles::builtin();
+    let clock = FakeClock(Cell::new(Duration::ZERO));
+    let mut i = 0;
+    let mut read = || {
+        let s = screens[i.min(screens.len() - 1)].clone();
+        i += 1;
+        Ok(s)
+    };
+    wait(
+        profiles.get(agent).unwrap(),
+        &GateOpts::default(),
+        &clock,
+        &mut read,
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_long_quiet_ready_screen_passes_on_the_first_poll() {
+    let r = run_gate_screens("codex", vec![quiet("codex/06-idle-composer", Some(3000))]);
+    assert!(r.ready, "{}", r.reason);
+    assert_eq!((r.polls, r.waited_ms), (1, 0));
+    assert!(r.reason.contains("still for 3000 ms"), "{}", r.reason);
+    // no quiet time known: the stability window is watched
+    let r = run_gate_screens("codex", vec![quiet("codex/06-idle-composer", None)]);
+    assert!(r.ready && r.polls >= 5 && r.waited_ms >= 100, "{r:?}");
+}
+
+#[test]
+fn quiet_time_is_not_trusted_once_the_picture_moved() {
+    // a start-up frame, then the ready one: it is watched for the settle window
+    let r = run_gate_screens(
+        "codex",
+        vec![
+            quiet("codex/19-ready-first-composer-loading", Some(5000)),
+            quiet("codex/06-idle-composer", Some(5000)),
+        ],
+    );
+    assert!(r.ready, "{}", r.reason);
+    assert!(r.waited_ms >= 300, "settle skipped: {}", r.reason);
+    // quiet does not make a busy or dialog screen ready
+    let r = run_gate_screens("claude", vec![quiet("claude/04-trust-dialog", Some(9000))]);
+    assert_eq!((r.ready, r.state), (false, State::Dialog("trust".into())));
+}
+
 #[test]
 fn trust_dialog_ends_the_wait_at_once() {
     let r = run_gate(

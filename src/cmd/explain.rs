@@ -25,7 +25,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: ExplainArgs) -> Result<i32> 
 /// The human explanation: the pane facts, who runs there, every rule, the verdict.
 pub fn print(what: &str, s: &Screen, id: Option<&Identity>, v: &Verdict) -> Result<()> {
     out(&format!(
-        "{what}: {}x{}, cursor {}, cursor_flag {}, in_mode {}, dead {}, alternate_on {}, command {}, title {:?}",
+        "{what}: {}x{}, cursor {}, cursor_flag {}, in_mode {}, dead {}, alternate_on {}, command {}, title {:?}{}",
         s.width,
         s.height,
         s.cursor.map(|(x, y)| format!("{x},{y}")).unwrap_or("?".into()),
@@ -34,7 +34,10 @@ pub fn print(what: &str, s: &Screen, id: Option<&Identity>, v: &Verdict) -> Resu
         s.dead as u8,
         s.alternate_on as u8,
         s.command.as_deref().unwrap_or("?"),
-        s.title.as_deref().unwrap_or("")
+        s.title.as_deref().unwrap_or(""),
+        s.quiet_ms
+            .map(|q| format!(", no output for {} s+", q / 1000))
+            .unwrap_or_default()
     ))?;
     if let Some(id) = id {
         out(&format!(

@@ -9,7 +9,7 @@
 mod control;
 mod process;
 
-pub use control::Control;
+pub use control::{Control, Shared as SharedControl};
 pub use process::Process;
 
 use crate::error::{Error, Result};
@@ -239,13 +239,19 @@ pub fn message_literal(s: &str) -> String {
 }
 
 /// The `display -p` format of one read; fields separated by U+001F.
-pub(crate) const READ_FORMAT: &str = "#{pane_id}\u{1f}#{cursor_x}\u{1f}#{cursor_y}\u{1f}#{cursor_flag}\u{1f}#{pane_width}\u{1f}#{pane_height}\u{1f}#{pane_in_mode}\u{1f}#{pane_dead}\u{1f}#{alternate_on}\u{1f}#{pane_current_command}\u{1f}#{pane_pid}\u{1f}#{pane_title}";
+///
+/// `#{window_activity}` is when the pane's window last had output and `%s` is the
+/// server's clock (display-message expands strftime in the template, before the
+/// `#{}` values, so a `%` in a title is left alone); both in whole seconds. Their
+/// difference tells the gate that an idle agent's screen has held still for
+/// seconds already, without watching it for the stability window.
+pub(crate) const READ_FORMAT: &str = "#{pane_id}\u{1f}#{cursor_x}\u{1f}#{cursor_y}\u{1f}#{cursor_flag}\u{1f}#{pane_width}\u{1f}#{pane_height}\u{1f}#{pane_in_mode}\u{1f}#{pane_dead}\u{1f}#{alternate_on}\u{1f}#{pane_current_command}\u{1f}#{pane_pid}\u{1f}#{window_activity}\u{1f}%s\u{1f}#{pane_title}";
 
 /// Build a Screen from the output of `display -p READ_FORMAT` + `capture-pane -p`.
 pub(crate) fn parse_read(pane: &str, out: &str, now_ms: u128) -> Result<Screen> {
     let (head, grid) = out.split_once('\n').unwrap_or((out, ""));
     let f: Vec<&str> = head.split('\u{1f}').collect();
-    if f.len() < 12 || f[0].is_empty() {
+    if f.len() < 14 || f[0].is_empty() {
         return Err(Error::NoPane(pane.to_string()));
     }
     let n = |s: &str| s.parse::<usize>().ok();
@@ -259,7 +265,8 @@ pub(crate) fn parse_read(pane: &str, out: &str, now_ms: u128) -> Result<Screen> 
         alternate_on: f[8] == "1",
         command: Some(normalise_command(f[9])).filter(|c| !c.is_empty()),
         pid: f[10].parse().ok(),
-        title: Some(f[11..].join("\u{1f}").trim_end().to_string()),
+        quiet_ms: quiet_ms(f[11], f[12]),
+        title: Some(f[13..].join("\u{1f}").trim_end().to_string()),
         taken_at_ms: now_ms,
         ..Screen::default()
     };
@@ -272,6 +279,18 @@ pub(crate) fn parse_read(pane: &str, out: &str, now_ms: u128) -> Result<Screen> 
         s.rows.push(String::new());
     }
     Ok(s)
+}
+
+/// How long the window has surely had no output, from `#{window_activity}` and
+/// the server's `%s` (whole seconds, so one second is taken off): `None` when
+/// either is missing or the window had output in the last two seconds.
+fn quiet_ms(activity: &str, now: &str) -> Option<u64> {
+    let (a, n) = (
+        activity.trim().parse::<u64>().ok()?,
+        now.trim().parse::<u64>().ok()?,
+    );
+    let secs = n.checked_sub(a)?.checked_sub(1)?;
+    (secs > 0).then_some(secs * 1000)
 }
 
 /// A user's target in a form that tmux does not match by prefix:
@@ -350,13 +369,18 @@ mod tests {
     #[test]
     fn batched_reads_split_per_pane() {
         let head = |p: &str| {
-            format!("{READ_MARK}{p}\u{1f}0\u{1f}0\u{1f}1\u{1f}10\u{1f}2\u{1f}0\u{1f}0\u{1f}0\u{1f}bash\u{1f}9\u{1f}t\n")
+            format!("{READ_MARK}{p}\u{1f}0\u{1f}0\u{1f}1\u{1f}10\u{1f}2\u{1f}0\u{1f}0\u{1f}0\u{1f}bash\u{1f}9\u{1f}100\u{1f}105\u{1f}t\n")
         };
         let out = format!("{}a\nb\n{}c\n", head("%1"), head("%2"));
         let panes = vec!["%1".to_string(), "%2".to_string()];
         let v = parse_read_many(&panes, &out, 0).unwrap();
         assert_eq!(v[0].as_ref().unwrap().rows, vec!["a", "b"]);
         assert_eq!(v[1].as_ref().unwrap().rows, vec!["c", ""]);
+        assert_eq!(v[0].as_ref().unwrap().quiet_ms, Some(4000));
+        assert_eq!(quiet_ms("100", "101"), None);
+        assert_eq!(quiet_ms("100", "102"), Some(1000));
+        assert_eq!(quiet_ms("100", "99"), None);
+        assert_eq!(quiet_ms("", "99"), None);
         assert!(parse_read_many(&panes[..1], &out, 0).is_none());
         let locs =
             parse_locs("%3\u{1f}$1\u{1f}main\u{1f}2\u{1f}0\u{1f}42\u{1f}claude\u{1f}0\nbad\n");
@@ -373,16 +397,17 @@ mod tests {
 
     #[test]
     fn parses_a_read() {
-        let out = "%1\u{1f}2\u{1f}3\u{1f}1\u{1f}80\u{1f}4\u{1f}0\u{1f}0\u{1f}1\u{1f}/usr/bin/node\u{1f}42\u{1f}t  \nrow0\nrow1  \n";
+        let out = "%1\u{1f}2\u{1f}3\u{1f}1\u{1f}80\u{1f}4\u{1f}0\u{1f}0\u{1f}1\u{1f}/usr/bin/node\u{1f}42\u{1f}1000\u{1f}1000\u{1f}t %s \u{1f}x  \nrow0\nrow1  \n";
         let s = parse_read("%1", out, 7).unwrap();
         assert_eq!(s.cursor, Some((2, 3)));
         assert_eq!(s.rows, vec!["row0", "row1", "", ""]);
         assert_eq!(s.command.as_deref(), Some("node"));
         assert_eq!(s.pid, Some(42));
-        assert_eq!(s.title.as_deref(), Some("t"));
+        assert_eq!(s.title.as_deref(), Some("t %s \u{1f}x"));
+        assert_eq!(s.quiet_ms, None);
         assert!(parse_read("%1", "\n", 0).is_err());
         // a NO-BREAK SPACE is content (Claude's input box), not trailing blank
-        let out = "%1\u{1f}2\u{1f}0\u{1f}0\u{1f}10\u{1f}1\u{1f}0\u{1f}0\u{1f}0\u{1f}claude\u{1f}1\u{1f}\n\u{276f}\u{a0}  \n";
+        let out = "%1\u{1f}2\u{1f}0\u{1f}0\u{1f}10\u{1f}1\u{1f}0\u{1f}0\u{1f}0\u{1f}claude\u{1f}1\u{1f}\u{1f}\u{1f}\n\u{276f}\u{a0}  \n";
         assert_eq!(
             parse_read("%1", out, 0).unwrap().rows,
             vec!["\u{276f}\u{a0}"]
