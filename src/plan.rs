@@ -210,11 +210,16 @@ pub fn sanitise(raw: &[u8]) -> Result<(String, Vec<Change>)> {
     Ok((out, changes))
 }
 
-/// The wait before the submit key: `submit_delay_ms + per_kib * ceil(len / 1024)`.
-pub fn submit_delay_ms(body_len: usize, cap: &Capability) -> u64 {
+/// The wait before the submit key: `submit_delay_ms` (after keys) or
+/// `paste_submit_delay_ms` (after a bracketed paste), plus
+/// `per_kib * ceil(len / 1024)`.
+pub fn submit_delay_ms(body_len: usize, pasted: bool, cap: &Capability) -> u64 {
     let kib = body_len.div_ceil(1024) as u64;
-    cap.submit_delay_ms
-        .saturating_add(cap.submit_delay_per_kib_ms.saturating_mul(kib))
+    let base = match cap.paste_submit_delay_ms {
+        Some(d) if pasted => d,
+        _ => cap.submit_delay_ms,
+    };
+    base.saturating_add(cap.submit_delay_per_kib_ms.saturating_mul(kib))
 }
 
 /// Sanitise `raw` and plan how to type it into an agent with capability `cap`.
@@ -251,7 +256,7 @@ pub fn plan(raw: &[u8], cap: &Capability) -> Result<Plan> {
     chunks.push(Chunk {
         how: How::Submit,
         text: cap.submit_key.clone(),
-        delay_before_ms: submit_delay_ms(body.len(), cap),
+        delay_before_ms: submit_delay_ms(body.len(), paste, cap),
     });
 
     Ok(Plan {
@@ -636,6 +641,12 @@ mod tests {
                 delay_before_ms: c.submit_delay_ms + c.submit_delay_per_kib_ms,
             }
         );
+        // a paste waits the paste delay
+        let p = plan(b"one\ntwo", &c).unwrap();
+        assert_eq!(
+            p.submit().delay_before_ms,
+            c.paste_submit_delay_ms.unwrap() + c.submit_delay_per_kib_ms
+        );
         assert_eq!(p.chunks.iter().filter(|c| c.how == How::Submit).count(), 1);
     }
 
@@ -646,16 +657,28 @@ mod tests {
             submit_delay_per_kib_ms: 5,
             ..cap("claude")
         };
-        assert_eq!(submit_delay_ms(0, &c), 100);
-        assert_eq!(submit_delay_ms(1, &c), 105);
-        assert_eq!(submit_delay_ms(1024, &c), 105);
-        assert_eq!(submit_delay_ms(1025, &c), 110);
-        assert_eq!(submit_delay_ms(20 * 1024, &c), 200);
+        let c = Capability {
+            paste_submit_delay_ms: None,
+            ..c
+        };
+        assert_eq!(submit_delay_ms(0, false, &c), 100);
+        assert_eq!(submit_delay_ms(1, false, &c), 105);
+        assert_eq!(submit_delay_ms(1024, false, &c), 105);
+        assert_eq!(submit_delay_ms(1025, false, &c), 110);
+        assert_eq!(submit_delay_ms(20 * 1024, false, &c), 200);
+        // no paste delay of its own: the keys' delay
+        assert_eq!(submit_delay_ms(20 * 1024, true, &c), 200);
+        let c = Capability {
+            paste_submit_delay_ms: Some(30),
+            ..c
+        };
+        assert_eq!(submit_delay_ms(1025, true, &c), 40);
+        assert_eq!(submit_delay_ms(1025, false, &c), 110);
         let c = Capability {
             submit_delay_ms: u64::MAX,
             ..c
         };
-        assert_eq!(submit_delay_ms(5000, &c), u64::MAX);
+        assert_eq!(submit_delay_ms(5000, false, &c), u64::MAX);
     }
 
     #[test]

@@ -168,7 +168,7 @@ fn check(raw: &[u8], cap: &Capability) -> Result<(), TestCaseError> {
     prop_assert_eq!(&submit.text, &cap.submit_key);
     prop_assert_eq!(
         submit.delay_before_ms,
-        promptgate::plan::submit_delay_ms(p.body.len(), cap)
+        promptgate::plan::submit_delay_ms(p.body.len(), p.framing == Framing::BracketedPaste, cap)
     );
     let body_chunks = &p.chunks[..n - 1];
 

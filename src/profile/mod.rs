@@ -150,8 +150,13 @@ pub struct Capability {
     /// The tmux key that submits (`Enter`).
     #[serde(default = "enter")]
     pub submit_key: String,
-    /// Wait at least this long after the body before the submit key.
+    /// Wait at least this long after the body showed on screen before the submit
+    /// key, when the body was typed as keys (an agent's paste-burst window).
     pub submit_delay_ms: u64,
+    /// The same after a bracketed paste, which no paste-burst heuristic sees;
+    /// unset: `submit_delay_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paste_submit_delay_ms: Option<u64>,
     /// Extra submit delay per KiB of body.
     #[serde(default)]
     pub submit_delay_per_kib_ms: u64,
