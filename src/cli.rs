@@ -169,8 +169,8 @@ pub struct SendArgs {
     /// Wait through busy, up to a long timeout (at least 10 minutes): the one-shot queue
     #[arg(long)]
     pub when_ready: bool,
-    /// Fan-out: at least this long between two targets' submit keys
-    #[arg(long, default_value_t = 40, value_name = "MS")]
+    /// Fan-out: at least this long between two targets' submit keys (they never overlap)
+    #[arg(long, default_value_t = 5, value_name = "MS")]
     pub stagger: u64,
     #[command(flatten)]
     pub gate: GateFlags,

@@ -32,7 +32,17 @@ fn fan_out_to_sixteen_panes_names_each_outcome() {
         }
     }
     let body = "fan-out body: run the tests\nand report";
-    let o = srv.pg(&["send", "--all-agents", "--json", "--timeout", "5", body]);
+    // a wide stagger, so that the agents' own clocks can show it
+    let o = srv.pg(&[
+        "send",
+        "--all-agents",
+        "--json",
+        "--timeout",
+        "5",
+        "--stagger",
+        "40",
+        body,
+    ]);
     assert_eq!(code(&o), 35, "some but not all consumed: {}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["summary"]["total"], 16);

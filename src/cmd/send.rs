@@ -47,6 +47,10 @@ pub fn run(server: &Server, profiles: &Profiles, a: SendArgs) -> Result<i32> {
         return Ok(o.code);
     }
     let targets = select_targets(server, profiles, &a)?;
+    let shared = match targets.first() {
+        Some(t) if targets.len() > 1 => shared.with_connection(server, t),
+        _ => shared,
+    };
     let outcomes: Vec<Outcome> = std::thread::scope(|s| {
         let handles: Vec<_> = targets
             .iter()
@@ -144,9 +148,11 @@ fn select_targets(server: &Server, profiles: &Profiles, a: &SendArgs) -> Result<
 
 /// What is shared by the senders of one fan-out: the submit slot, so that no
 /// two targets press their submit key in the same moment.
+/// And one control-mode connection that all of them poll through.
 pub struct Shared {
     last_submit: std::sync::Mutex<Option<std::time::Instant>>,
     stagger: Duration,
+    conn: Option<crate::tmux::SharedControl>,
 }
 
 impl Shared {
@@ -154,7 +160,14 @@ impl Shared {
         Shared {
             last_submit: std::sync::Mutex::new(None),
             stagger,
+            conn: None,
         }
+    }
+
+    /// Poll every target through one connection (attached now, through `pane`).
+    pub fn with_connection(mut self, server: &Server, pane: &str) -> Shared {
+        self.conn = Control::for_fanout(server.clone(), pane);
+        self
     }
 
     /// Run `f` (the submit) in its own moment: at least `stagger` after the last one.
@@ -209,6 +222,9 @@ pub fn deliver_to(
         Err(e) => return Outcome::failed(target, e),
     };
     let mut tmux = Control::new(server.clone(), &pane);
+    if let Some(c) = &shared.conn {
+        tmux.adopt(c.clone());
+    }
     let prep = (|| {
         let server_key = tmux.server_key()?;
         let first = observe(&mut tmux, profiles, a.agent.as_deref(), &pane)?;
