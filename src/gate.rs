@@ -176,6 +176,12 @@ pub fn wait(
         }
         prev = Some(screen);
         let left = opts.timeout.saturating_sub(now - start);
-        clock.sleep(opts.interval.min(left.max(Duration::from_millis(1))));
+        // A ready screen is looked at again when its window would be full, not
+        // a whole interval later.
+        let mut pause = opts.interval.min(left.max(Duration::from_millis(1)));
+        if verdict.state == State::Ready {
+            pause = pause.min(need.saturating_sub(held).max(Duration::from_millis(1)));
+        }
+        clock.sleep(pause);
     }
 }

@@ -217,14 +217,14 @@ pub fn deliver_to(
     hook: PhaseHook,
 ) -> Outcome {
     let clock = SystemClock::new();
-    let pane = match Process::new(server.clone()).resolve(target) {
-        Ok(p) => p,
-        Err(e) => return Outcome::failed(target, e),
-    };
-    let mut tmux = Control::new(server.clone(), &pane);
+    let mut tmux = Control::new(server.clone(), target);
     if let Some(c) = &shared.conn {
         tmux.adopt(c.clone());
     }
+    let pane = match tmux.resolve(target) {
+        Ok(p) => p,
+        Err(e) => return Outcome::failed(target, e),
+    };
     let prep = (|| {
         let server_key = tmux.server_key()?;
         let first = observe(&mut tmux, profiles, a.agent.as_deref(), &pane)?;
@@ -237,9 +237,12 @@ pub fn deliver_to(
         };
         let pl = plan(raw, profiles.get(&agent)?.capability())?;
         let lock = PaneLock::acquire(&server_key, &pane, secs(a.lock_timeout))?;
-        Ok((server_key, agent, pl, lock))
+        // the read that identified the agent is the gate's first poll, unless
+        // another sender held the pane meanwhile
+        let first = (lock.waited_ms == 0).then_some(first.screen);
+        Ok((server_key, agent, pl, lock, first))
     })();
-    let (server_key, agent, pl, lock) = match prep {
+    let (server_key, agent, pl, lock, first) = match prep {
         Ok(v) => v,
         Err(e) => return Outcome::failed(&pane, e),
     };
@@ -252,7 +255,7 @@ pub fn deliver_to(
     let gate = match if force {
         forced_gate(&mut tmux, profile, &pane)
     } else {
-        run_gate(&mut tmux, profiles, profile, a, &pane)
+        run_gate(&mut tmux, profiles, profile, a, &pane, first)
     } {
         Ok(g) => g,
         Err(e) => return Outcome::failed(&pane, e),
@@ -377,6 +380,7 @@ fn run_gate(
     profile: &Profile,
     a: &SendArgs,
     pane: &str,
+    mut first: Option<Screen>,
 ) -> Result<GateResult> {
     let mut opts = super::wait::opts(&a.gate);
     if a.when_ready {
@@ -386,7 +390,14 @@ fn run_gate(
     let mut cancelled = false;
     let mut cleared = false;
     loop {
-        let (_, g) = super::wait::gate(tmux, profiles, Some(profile.name()), pane, &opts)?;
+        let (_, g) = super::wait::gate_from(
+            tmux,
+            profiles,
+            Some(profile.name()),
+            pane,
+            &opts,
+            first.take(),
+        )?;
         if g.state == State::InMode && a.cancel_mode && !cancelled {
             tmux.cancel_mode(pane)?;
             cancelled = true;

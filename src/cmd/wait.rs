@@ -25,7 +25,22 @@ pub fn gate(
     pane: &str,
     opts: &GateOpts,
 ) -> Result<(Option<String>, GateResult)> {
-    let first = super::observe(tmux, profiles, agent, pane)?;
+    gate_from(tmux, profiles, agent, pane, opts, None)
+}
+
+/// [`gate`], with `screen` (a read taken just now) as its first poll.
+pub fn gate_from(
+    tmux: &mut dyn Tmux,
+    profiles: &Profiles,
+    agent: Option<&str>,
+    pane: &str,
+    opts: &GateOpts,
+    screen: Option<crate::screen::Screen>,
+) -> Result<(Option<String>, GateResult)> {
+    let first = match screen {
+        Some(s) => super::observe_screen(profiles, agent, pane, s)?,
+        None => super::observe(tmux, profiles, agent, pane)?,
+    };
     let Some(name) = first.identity.agent.clone() else {
         let v = first.verdict;
         let r = GateResult {

@@ -434,7 +434,7 @@ mod tests {
     fn user_file_overrides_and_adds() {
         let mut p = Profiles::builtin();
         let claude =
-            as_user_entry(BUILTIN[0].1).replace("submit_delay_ms = 150", "submit_delay_ms = 999");
+            as_user_entry(BUILTIN[0].1).replace("submit_delay_ms = 130", "submit_delay_ms = 999");
         let aider =
             as_user_entry(BUILTIN[0].1).replacen("name = \"claude\"", "name = \"aider\"", 1);
         p.merge_str(&format!("{claude}\n{aider}"), "test").unwrap();

@@ -337,6 +337,22 @@ impl Tmux for Control {
         self.one_shot.read(pane)
     }
     fn resolve(&mut self, target: &str) -> Result<String> {
+        // over the connection when there is one and the target needs no quoting
+        let plain = !target.is_empty()
+            && target
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"%@$=:._-".contains(&b));
+        if plain && self.conn.is_some() {
+            let t = exact_target(target);
+            if let Some(out) = self.query(&format!(
+                "display-message -p -t {t} '{}'",
+                super::process::RESOLVE_FORMAT
+            )) {
+                let (pane, socket) = super::process::resolved(target, &out)?;
+                self.one_shot.learn_socket(socket);
+                return Ok(pane);
+            }
+        }
         self.one_shot.resolve(target)
     }
     fn list_panes(&mut self) -> Result<Vec<PaneInfo>> {
@@ -345,7 +361,36 @@ impl Tmux for Control {
     fn send_literal(&mut self, pane: &str, text: &str) -> Result<()> {
         self.one_shot.send_literal(pane, text)
     }
+    /// A named key (`Enter`, `C-c`, `Escape`) to a pane id goes over the connection
+    /// when there is one: a fan-out's submits are serialised, and a fork each
+    /// would space them ~4 ms apart for nothing. Anything else is one-shot.
     fn send_key(&mut self, pane: &str, key: &str) -> Result<()> {
+        let pane_id = pane
+            .strip_prefix('%')
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        let named = !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+        if pane_id && named {
+            if let Some(conn) = self.conn.as_ref() {
+                match conn.exec(
+                    &format!("send-keys -t {pane} {key}"),
+                    1,
+                    self.one_shot.timeout,
+                ) {
+                    Ok(v) => {
+                        return match v.into_iter().next() {
+                            Some(Ok(_)) => Ok(()),
+                            _ => Err(Error::NoPane(pane.to_string())),
+                        }
+                    }
+                    Err(e) => {
+                        // not known to have reached tmux: the caller's error path decides
+                        self.fallback_reason = Some(format!("control mode lost: {e}"));
+                        self.conn = None;
+                        return Err(e);
+                    }
+                }
+            }
+        }
         self.one_shot.send_key(pane, key)
     }
     fn paste(&mut self, pane: &str, text: &str) -> Result<()> {

@@ -15,14 +15,21 @@ pub struct Process {
     pub server: Server,
     pub timeout: Duration,
     launcher: super::Launcher,
+    /// `#{socket_path}`, learnt by `resolve` (one tmux call fewer for `server_key`).
+    socket: Option<String>,
 }
 
 static BUFFER_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Process {
+    pub(crate) fn learn_socket(&mut self, socket: String) {
+        self.socket = Some(socket);
+    }
+
     pub fn new(server: Server) -> Process {
         let launcher = super::Launcher::from_env();
         Process {
+            socket: None,
             server,
             timeout: Duration::from_secs(5),
             launcher,
@@ -148,6 +155,19 @@ impl Process {
 
 /// Does the pane tmux resolved (`[pane_id, window_id, session, window_index,
 /// window_name, pane_index]`) match what the user wrote?
+/// What `resolve` asks tmux: the pane, what names it, and the server's socket.
+pub(crate) const RESOLVE_FORMAT: &str = "#{pane_id}\u{1f}#{window_id}\u{1f}#{session_name}\u{1f}#{window_index}\u{1f}#{window_name}\u{1f}#{pane_index}\u{1f}#{socket_path}";
+
+/// The pane id and socket path from a `RESOLVE_FORMAT` reply, if it is the pane
+/// the user named (display-message falls back to another pane otherwise).
+pub(crate) fn resolved(target: &str, out: &str) -> Result<(String, String)> {
+    let f: Vec<&str> = out.trim_end_matches('\n').split('\u{1f}').collect();
+    if f.len() != 7 || f[0].is_empty() || !target_matches(target, &f[..6]) {
+        return Err(Error::NoPane(target.to_string()));
+    }
+    Ok((f[0].to_string(), f[6].to_string()))
+}
+
 fn target_matches(target: &str, f: &[&str]) -> bool {
     let t = target.trim_start_matches('=');
     if t.starts_with('%') {
@@ -202,15 +222,13 @@ impl Tmux for Process {
         // found, so check that what tmux picked is what the user named.
         let t = exact_target(target);
         let out = self.run(
-            &["display-message", "-p", "-t", &t, "#{pane_id}\u{1f}#{window_id}\u{1f}#{session_name}\u{1f}#{window_index}\u{1f}#{window_name}\u{1f}#{pane_index}"],
+            &["display-message", "-p", "-t", &t, RESOLVE_FORMAT],
             None,
             Some(target),
         )?;
-        let f: Vec<&str> = out.trim_end_matches('\n').split('\u{1f}').collect();
-        if f.len() != 6 || f[0].is_empty() || !target_matches(target, &f) {
-            return Err(Error::NoPane(target.to_string()));
-        }
-        Ok(f[0].to_string())
+        let (pane, socket) = resolved(target, &out)?;
+        self.socket = Some(socket);
+        Ok(pane)
     }
 
     fn list_panes(&mut self) -> Result<Vec<PaneInfo>> {
@@ -301,7 +319,10 @@ impl Tmux for Process {
         } else {
             String::new()
         };
-        let socket = self.run(&["display-message", "-p", "#{socket_path}"], None, None)?;
+        let socket = match &self.socket {
+            Some(s) => s.clone(),
+            None => self.run(&["display-message", "-p", "#{socket_path}"], None, None)?,
+        };
         Ok(here + socket.trim())
     }
 
