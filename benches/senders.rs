@@ -1068,7 +1068,7 @@ fn fanout(bin: &Path, dir: &Path, rounds: usize) -> Value {
     let z50 = pct(&fan0, 50.0).unwrap_or(0.0);
     json!({
         "panes": 16, "rounds": rounds, "agents": "claude/codex/gemini round-robin, paste-burst and read-1022 faults on",
-        "command": "promptgate send -t P1 ... -t P16 --wait-busy --json BODY (default --stagger 40)",
+        "command": "promptgate send -t P1 ... -t P16 --wait-busy --json BODY (default --stagger 5)",
         "single_ms": {"p50": s50, "p95": pct(&single, 95.0), "n": single.len()},
         "fanout_ms": {"p50": f50, "max": pct(&fan, 100.0), "n": fan.len()},
         "fanout_stagger0_ms": {"p50": z50, "max": pct(&fan0, 100.0), "n": fan0.len()},
