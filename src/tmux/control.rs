@@ -188,6 +188,35 @@ impl Conn {
     }
 }
 
+/// A read from the replies to `display-message -p READ_FORMAT` and `capture-pane -p`.
+fn screen_of(pane: &str, head: &str, grid: &str) -> Result<Screen> {
+    let s = parse_read(
+        pane,
+        &format!("{}\n{grid}", head.trim_end_matches('\n')),
+        now_ms(),
+    )?;
+    if s.height == 0 {
+        return Err(Error::NoPane(pane.to_string()));
+    }
+    Ok(s)
+}
+
+/// `PROMPTGATE_CONTROL`: `off`/`0`, `on`/`1`, or unset/`auto` (lazy).
+#[derive(PartialEq)]
+enum Setting {
+    Off,
+    On,
+    Lazy,
+}
+
+fn setting() -> Setting {
+    match std::env::var("PROMPTGATE_CONTROL").as_deref() {
+        Ok("off") | Ok("0") => Setting::Off,
+        Ok("on") | Ok("1") => Setting::On,
+        _ => Setting::Lazy,
+    }
+}
+
 impl Control {
     /// A reader for the server of `pane` (a pane id or target). Never fails:
     /// without a connection, reads use one-shot calls.
@@ -207,10 +236,10 @@ impl Control {
             fallback_reason: None,
             pending: None,
         };
-        match std::env::var("PROMPTGATE_CONTROL").as_deref() {
-            Ok("off") | Ok("0") => c.fallback_reason = Some("PROMPTGATE_CONTROL=off".into()),
-            Ok("on") | Ok("1") => c.attach(pane),
-            _ => {
+        match setting() {
+            Setting::Off => c.fallback_reason = Some("PROMPTGATE_CONTROL=off".into()),
+            Setting::On => c.attach(pane),
+            Setting::Lazy => {
                 c.fallback_reason =
                     Some("not attached yet (attaches after 500 ms of polling)".into());
                 c.pending = Some((pane.to_string(), Instant::now(), Duration::from_millis(500)));
@@ -298,41 +327,38 @@ impl Control {
     /// target polling on its own would fork a tmux client per poll or attach a
     /// connection each.
     pub fn for_fanout(server: Server, pane: &str) -> Option<Shared> {
-        if matches!(
-            std::env::var("PROMPTGATE_CONTROL").as_deref(),
-            Ok("off") | Ok("0")
-        ) {
+        if setting() == Setting::Off {
             return None;
         }
         Control::attached(server, pane).share()
+    }
+
+    /// Run `line` over the connection, if there is one; a failed connection is
+    /// dropped (reads fall back to one-shot) and its error returned.
+    fn exec(
+        &mut self,
+        line: &str,
+        n: usize,
+    ) -> Option<Result<Vec<std::result::Result<String, String>>>> {
+        let r = self.conn.as_ref()?.exec(line, n, self.one_shot.timeout);
+        if let Err(e) = &r {
+            self.fallback_reason = Some(format!("control mode lost: {e}"));
+            self.conn = None;
+        }
+        Some(r)
     }
 }
 
 impl Tmux for Control {
     fn read(&mut self, pane: &str) -> Result<Screen> {
         self.maybe_attach();
-        if let Some(conn) = self.conn.as_ref() {
-            let line =
-                format!("display-message -p -t {pane} '{READ_FORMAT}' ; capture-pane -p -t {pane}");
-            match conn.exec(&line, 2, self.one_shot.timeout) {
-                Ok(v) => {
-                    let head = v[0].clone().map_err(|_| Error::NoPane(pane.to_string()))?;
-                    let grid = v[1].clone().map_err(|_| Error::NoPane(pane.to_string()))?;
-                    let s = parse_read(
-                        pane,
-                        &format!("{}\n{grid}", head.trim_end_matches('\n')),
-                        now_ms(),
-                    )?;
-                    if s.height == 0 {
-                        return Err(Error::NoPane(pane.to_string()));
-                    }
-                    return Ok(s);
-                }
-                Err(e) => {
-                    self.fallback_reason = Some(format!("control mode lost: {e}"));
-                    self.conn = None;
-                }
-            }
+        let line =
+            format!("display-message -p -t {pane} '{READ_FORMAT}' ; capture-pane -p -t {pane}");
+        if let Some(Ok(v)) = self.exec(&line, 2) {
+            return match (&v[0], &v[1]) {
+                (Ok(head), Ok(grid)) => screen_of(pane, head, grid),
+                _ => Err(Error::NoPane(pane.to_string())),
+            };
         }
         self.one_shot.read(pane)
     }
@@ -370,25 +396,12 @@ impl Tmux for Control {
             .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
         let named = !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
         if pane_id && named {
-            if let Some(conn) = self.conn.as_ref() {
-                match conn.exec(
-                    &format!("send-keys -t {pane} {key}"),
-                    1,
-                    self.one_shot.timeout,
-                ) {
-                    Ok(v) => {
-                        return match v.into_iter().next() {
-                            Some(Ok(_)) => Ok(()),
-                            _ => Err(Error::NoPane(pane.to_string())),
-                        }
-                    }
-                    Err(e) => {
-                        // not known to have reached tmux: the caller's error path decides
-                        self.fallback_reason = Some(format!("control mode lost: {e}"));
-                        self.conn = None;
-                        return Err(e);
-                    }
-                }
+            // an error is not known to have reached tmux, or not: the caller decides
+            if let Some(r) = self.exec(&format!("send-keys -t {pane} {key}"), 1) {
+                return match r?.into_iter().next() {
+                    Some(Ok(_)) => Ok(()),
+                    _ => Err(Error::NoPane(pane.to_string())),
+                };
             }
         }
         self.one_shot.send_key(pane, key)
@@ -413,7 +426,7 @@ impl Tmux for Control {
             return Vec::new();
         }
         self.maybe_attach();
-        if let Some(conn) = self.conn.as_ref() {
+        if self.conn.is_some() {
             let line = panes
                 .iter()
                 .map(|p| {
@@ -421,31 +434,15 @@ impl Tmux for Control {
                 })
                 .collect::<Vec<_>>()
                 .join("\n");
-            match conn.exec(&line, 2 * panes.len(), self.one_shot.timeout) {
-                Ok(v) => {
-                    return panes
-                        .iter()
-                        .zip(v.chunks(2))
-                        .map(|(p, r)| match (&r[0], &r[1]) {
-                            (Ok(head), Ok(grid)) => {
-                                let s = parse_read(
-                                    p,
-                                    &format!("{}\n{grid}", head.trim_end_matches('\n')),
-                                    now_ms(),
-                                )?;
-                                if s.height == 0 {
-                                    return Err(Error::NoPane(p.to_string()));
-                                }
-                                Ok(s)
-                            }
-                            _ => Err(Error::NoPane(p.to_string())),
-                        })
-                        .collect();
-                }
-                Err(e) => {
-                    self.fallback_reason = Some(format!("control mode lost: {e}"));
-                    self.conn = None;
-                }
+            if let Some(Ok(v)) = self.exec(&line, 2 * panes.len()) {
+                return panes
+                    .iter()
+                    .zip(v.chunks(2))
+                    .map(|(p, r)| match (&r[0], &r[1]) {
+                        (Ok(head), Ok(grid)) => screen_of(p, head, grid),
+                        _ => Err(Error::NoPane(p.to_string())),
+                    })
+                    .collect();
             }
         }
         self.one_shot.read_many(panes)
@@ -459,15 +456,7 @@ impl Tmux for Control {
 impl Control {
     /// One query over the connection (one-shot when there is none).
     fn query(&mut self, line: &str) -> Option<String> {
-        let conn = self.conn.as_ref()?;
-        match conn.exec(line, 1, self.one_shot.timeout) {
-            Ok(mut v) => v.pop().and_then(|r| r.ok()),
-            Err(e) => {
-                self.fallback_reason = Some(format!("control mode lost: {e}"));
-                self.conn = None;
-                None
-            }
-        }
+        self.exec(line, 1)?.ok()?.pop().and_then(|r| r.ok())
     }
 
     /// Every pane of the server and where it sits.
