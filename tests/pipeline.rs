@@ -26,17 +26,24 @@ impl Clock for FakeClock {
 }
 
 fn run_gate(agent: &str, frames: &[&str], opts: GateOpts) -> promptgate::gate::GateResult {
+    run_gate_screens(agent, frames.iter().map(|f| fixture(f)).collect(), opts)
+}
+
+/// The gate over `screens`, one per poll (the last one repeats).
+fn run_gate_screens(
+    agent: &str,
+    screens: Vec<Screen>,
+    opts: GateOpts,
+) -> promptgate::gate::GateResult {
     let profiles = Profiles::builtin();
-    let p = profiles.get(agent).unwrap();
     let clock = FakeClock(Cell::new(Duration::ZERO));
-    let screens: Vec<Screen> = frames.iter().map(|f| fixture(f)).collect();
     let mut i = 0;
     let mut read = || {
         let s = screens[i.min(screens.len() - 1)].clone();
         i += 1;
         Ok(s)
     };
-    wait(p, &opts, &clock, &mut read).unwrap()
+    wait(profiles.get(agent).unwrap(), &opts, &clock, &mut read).unwrap()
 }
 
 #[test]
@@ -69,32 +76,22 @@ fn quiet(name: &str, ms: Option<u64>) -> Screen {
     s
 }
 
-fn run_gate_screens(agent: &str, screens: Vec<Screen>) -> promptgate::gate::GateResult {
-    let profiles = Profiles::builtin();
-    let clock = FakeClock(Cell::new(Duration::ZERO));
-    let mut i = 0;
-    let mut read = || {
-        let s = screens[i.min(screens.len() - 1)].clone();
-        i += 1;
-        Ok(s)
-    };
-    wait(
-        profiles.get(agent).unwrap(),
-        &GateOpts::default(),
-        &clock,
-        &mut read,
-    )
-    .unwrap()
-}
-
 #[test]
 fn a_long_quiet_ready_screen_passes_on_the_first_poll() {
-    let r = run_gate_screens("codex", vec![quiet("codex/06-idle-composer", Some(3000))]);
+    let r = run_gate_screens(
+        "codex",
+        vec![quiet("codex/06-idle-composer", Some(3000))],
+        GateOpts::default(),
+    );
     assert!(r.ready, "{}", r.reason);
     assert_eq!((r.polls, r.waited_ms), (1, 0));
     assert!(r.reason.contains("still for 3000 ms"), "{}", r.reason);
     // no quiet time known: the stability window is watched
-    let r = run_gate_screens("codex", vec![quiet("codex/06-idle-composer", None)]);
+    let r = run_gate_screens(
+        "codex",
+        vec![quiet("codex/06-idle-composer", None)],
+        GateOpts::default(),
+    );
     assert!(r.ready && r.polls >= 5 && r.waited_ms >= 100, "{r:?}");
 }
 
@@ -107,11 +104,16 @@ fn quiet_time_is_not_trusted_once_the_picture_moved() {
             quiet("codex/19-ready-first-composer-loading", Some(5000)),
             quiet("codex/06-idle-composer", Some(5000)),
         ],
+        GateOpts::default(),
     );
     assert!(r.ready, "{}", r.reason);
     assert!(r.waited_ms >= 300, "settle skipped: {}", r.reason);
     // quiet does not make a busy or dialog screen ready
-    let r = run_gate_screens("claude", vec![quiet("claude/04-trust-dialog", Some(9000))]);
+    let r = run_gate_screens(
+        "claude",
+        vec![quiet("claude/04-trust-dialog", Some(9000))],
+        GateOpts::default(),
+    );
     assert_eq!((r.ready, r.state), (false, State::Dialog("trust".into())));
 }
 
