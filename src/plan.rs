@@ -448,7 +448,11 @@ mod tests {
 
     #[test]
     fn leading_dash_and_trailing_semicolon_are_kept() {
-        let p = plan(b"-n; echo hi;", &cap("claude")).unwrap();
+        let typed = Capability {
+            paste_min_bytes: 64,
+            ..cap("claude")
+        };
+        let p = plan(b"-n; echo hi;", &typed).unwrap();
         assert_eq!(p.body, "-n; echo hi;");
         assert!(p.changes.is_empty());
         assert_eq!(p.framing, Framing::RawKeys);
@@ -532,6 +536,13 @@ mod tests {
         assert_eq!(p.chunks[0].text, "line one\nline two");
         assert_eq!(p.chunks[0].delay_before_ms, 0);
 
+        // The built-ins paste every body; a profile with a threshold types short lines.
+        let p = plan(b"y", &c).unwrap();
+        assert_eq!(p.framing, Framing::BracketedPaste);
+        let c = Capability {
+            paste_min_bytes: 64,
+            ..c
+        };
         let long = "y".repeat(c.paste_min_bytes);
         let p = plan(long.as_bytes(), &c).unwrap();
         assert_eq!(p.framing, Framing::BracketedPaste);
@@ -630,7 +641,11 @@ mod tests {
 
     #[test]
     fn submit_is_last_separate_and_delayed_by_size() {
-        let c = cap("claude");
+        // typed keys (a profile that types short lines) wait the keys delay
+        let c = Capability {
+            paste_min_bytes: 64,
+            ..cap("claude")
+        };
         let p = plan(b"hi", &c).unwrap();
         assert_eq!(p.chunks.len(), 2);
         assert_eq!(

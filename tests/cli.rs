@@ -158,7 +158,7 @@ fn plan_prints_chunks_without_tmux() {
     assert!(out.contains("paste") && out.contains("Enter"), "{out}");
     let o = run(&["plan", "--agent", "codex", "--json", "hi;"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["plan"]["chunks"][0]["how"], "keys");
+    assert_eq!(v["plan"]["chunks"][0]["how"], "paste");
     assert_eq!(v["plan"]["chunks"][0]["text"], "hi;");
     assert_eq!(v["plan"]["chunks"][1]["how"], "submit");
 }

@@ -232,16 +232,34 @@ fn a_dialog_that_opens_just_after_the_prompt_is_never_typed_into() {
     assert!(records(&transcript, "dialog-input").is_empty());
 }
 
-/// An agent whose paste-burst window is longer than the profile's submit delay:
-/// the Enter becomes a newline, verify sees the body stranded with a blank last
-/// row, takes the newline back and presses Enter again. The body lands once, exact.
+/// An agent whose paste-burst window is longer than the profile's submit delay
+/// (a profile that types short lines as keys): the Enter becomes a newline,
+/// verify sees the body stranded with a blank last row, takes the newline back
+/// and presses Enter again. The body lands once, exact.
 #[test]
 fn a_stranded_body_is_submitted_again_without_the_stray_newline() {
     let srv = TmuxServer::new(100, 30, &[]);
+    let profiles = custom_profile(
+        srv.dir.path(),
+        "codex",
+        "typedcodex",
+        &[("paste_min_bytes = 1", "paste_min_bytes = 64")],
+    );
     let (pane, transcript) = srv.fake("codex", &["--fault-paste-burst-ms", "700"]);
     srv.wait_state(&pane, "ready", 10.0);
-    let o = srv.pg(&["send", "-t", &pane, "--json", "short typed body"]);
+    let o = srv.pg(&[
+        "--profiles",
+        profiles.to_str().unwrap(),
+        "send",
+        "--agent",
+        "typedcodex",
+        "-t",
+        &pane,
+        "--json",
+        "short typed body",
+    ]);
     let r = receipt(&o);
+    assert_eq!(r["framing"], "raw-keys", "{r}");
     assert_eq!(code(&o), 0, "{} {r}", stderr(&o));
     assert!(r["resubmits"].as_u64().unwrap() >= 1, "{r}");
     assert_eq!(prompts(&transcript), vec!["short typed body"]);
