@@ -491,3 +491,47 @@ fn state_reports_the_whole_lifecycle() {
         assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 2);
     }
 }
+
+/// The adapter's paste is one tmux client: load, paste unless dead, report dead.
+/// A live pane gets the body exact; a dead pane (which would crash tmux 3.3a) and
+/// a missing one get an error, no buffer is left behind, and the server lives.
+#[test]
+fn a_paste_is_one_call_and_never_reaches_a_dead_pane() {
+    use promptgate::tmux::{Process, Server, Tmux};
+    let srv = TmuxServer::new(80, 24, &["cat"]);
+    let pane = srv.tmux_out(&["display", "-p", "-t", "main:", "#{pane_id}"]);
+    let pane = pane.trim();
+    let mut t = Process::new(Server::Name(srv.socket.clone()));
+    t.paste(pane, "one; two\nthree").unwrap();
+    let until = Instant::now() + Duration::from_secs(5);
+    while !srv.capture(pane).contains("three") && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        srv.capture(pane).contains("one; two"),
+        "{}",
+        srv.capture(pane)
+    );
+
+    srv.tmux(&["set-option", "-g", "remain-on-exit", "on"]);
+    let dead = srv.window(&["true"]);
+    let until = Instant::now() + Duration::from_secs(5);
+    while srv
+        .tmux_out(&["display", "-p", "-t", &dead, "#{pane_dead}"])
+        .trim()
+        != "1"
+    {
+        assert!(Instant::now() < until, "the pane never died");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let e = t.paste(&dead, "never").unwrap_err().to_string();
+    assert!(e.contains("dead"), "{e}");
+    let e = t.paste("%999", "never").unwrap_err().to_string();
+    assert!(!e.is_empty());
+    assert_eq!(
+        srv.tmux_out(&["list-buffers", "-F", "#{buffer_name}"])
+            .trim(),
+        ""
+    );
+    assert!(srv.tmux(&["has-session", "-t", "=main"]).status.success());
+}

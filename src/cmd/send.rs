@@ -453,12 +453,13 @@ impl Job<'_> {
         let mut typed = type_body(tmux, pane, pl, clock)?;
         let typed_at = clock.now();
         let kib = (pl.bytes_out as u64).div_ceil(1024);
+        // Drawn and still for 60 ms, or for the whole submit delay when that is shorter.
         settle(
             tmux,
             pane,
             profile,
             clock,
-            Duration::from_millis(60),
+            Duration::from_millis(pl.submit().delay_before_ms.min(60)),
             Duration::from_millis(1500 + 20 * kib).min(Duration::from_secs(20)),
             &mut typed,
         )?;

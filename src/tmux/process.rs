@@ -265,17 +265,19 @@ impl Tmux for Process {
 
     fn paste(&mut self, pane: &str, text: &str) -> Result<()> {
         let buf = Self::unique_buffer();
-        self.run(
-            &["load-buffer", "-b", &buf, "-"],
-            Some(text.as_bytes()),
-            Some(pane),
-        )?;
-        // paste-buffer into a dead pane crashes tmux 3.3a: the check and the paste run
-        // inside one tmux command, so the pane cannot die between them.
+        // One tmux client: load the body from stdin into a private buffer, paste it
+        // (and drop it) unless the pane is dead, then report pane_dead. paste-buffer
+        // into a dead pane crashes tmux 3.3a: the check and the paste run inside one
+        // if-shell, so the pane cannot die between them.
         let paste = format!("paste-buffer -d -p -r -b {buf} -t {pane}");
         let drop_buf = format!("delete-buffer -b {buf}");
         let r = self.run(
             &[
+                "load-buffer",
+                "-b",
+                &buf,
+                "-",
+                ";",
                 "if-shell",
                 "-F",
                 "-t",
@@ -283,23 +285,30 @@ impl Tmux for Process {
                 "#{pane_dead}",
                 &drop_buf,
                 &paste,
+                ";",
+                "display-message",
+                "-p",
+                "-t",
+                pane,
+                "#{pane_dead}",
             ],
-            None,
+            Some(text.as_bytes()),
             Some(pane),
         );
-        let left = self
-            .run(&["list-buffers", "-F", "#{buffer_name}"], None, None)
-            .unwrap_or_default();
-        if left.lines().any(|l| l == buf) {
-            let _ = self.run(&["delete-buffer", "-b", &buf], None, None);
-        }
-        r?;
-        let dead = self.run(
-            &["display-message", "-p", "-t", pane, "#{pane_dead}"],
-            None,
-            Some(pane),
-        )?;
-        if dead.trim() == "1" {
+        let dead = match r {
+            Ok(out) => out.lines().last().is_some_and(|l| l.trim() == "1"),
+            Err(e) => {
+                // The chain stopped part way: never leave our buffer behind.
+                let left = self
+                    .run(&["list-buffers", "-F", "#{buffer_name}"], None, None)
+                    .unwrap_or_default();
+                if left.lines().any(|l| l == buf) {
+                    let _ = self.run(&["delete-buffer", "-b", &buf], None, None);
+                }
+                return Err(e);
+            }
+        };
+        if dead {
             return Err(Error::Tmux {
                 cmd: "paste-buffer".into(),
                 msg: format!("pane {pane} is dead; nothing was pasted"),
