@@ -175,6 +175,9 @@ struct Trial {
     /// How long the helper lets the first and the second dialog stand.
     dismiss_ms: [u64; 2],
     busy_ms: u64,
+    /// Warm trials: how long the agent has been idle (no output) when the send
+    /// is issued, 400-4000 ms.
+    idle_ms: u64,
     read_1022: bool,
     paste_burst: bool,
     early_enter_lost: bool,
@@ -203,6 +206,8 @@ impl Trial {
         let early_enter_lost = r.chance(0.5);
         let body_kind = r.pick(&BODIES);
         let body = make_body(body_kind, id, &mut r);
+        // A stream of its own, so that the knobs above stay as in earlier runs.
+        let idle_ms = Rng(seed ^ 0x1D1E_1D1E_1D1E_1D1E).range(400, 4000);
         Trial {
             run,
             id,
@@ -215,6 +220,7 @@ impl Trial {
             late_dialog,
             dismiss_ms,
             busy_ms,
+            idle_ms,
             read_1022,
             paste_burst,
             early_enter_lost,
@@ -258,7 +264,7 @@ impl Trial {
             "trial": self.id, "run": self.run, "seed": format!("{:#018x}", self.seed), "like": self.like,
             "start": self.start.name(), "blank_ms": self.blank_ms, "flicker": self.flicker,
             "dialog": self.dialog, "late_dialog": self.late_dialog, "dismiss_ms": self.dismiss_ms,
-            "busy_ms": self.busy_ms, "read_1022": self.read_1022, "paste_burst_120ms": self.paste_burst,
+            "busy_ms": self.busy_ms, "idle_ms": self.idle_ms, "read_1022": self.read_1022, "paste_burst_120ms": self.paste_burst,
             "early_enter_lost": self.early_enter_lost, "body": self.body_kind, "body_bytes": self.body.len(),
             "fake_agent_args": self.fake_args().join(" "),
         })
@@ -501,13 +507,13 @@ impl Watch {
         }
     }
 
-    /// Painted, every dialog (the late one too) closed, and quiet for 400 ms.
-    fn idle(&self, t: &Trial) -> bool {
+    /// Painted, every dialog (the late one too) closed, and quiet for `quiet_ms`.
+    fn idle(&self, t: &Trial, quiet_ms: u64) -> bool {
         let want = t.dialog.is_some() as usize + t.late_dialog.is_some() as usize;
         self.ready
             && self.open_dialog.is_none()
             && self.dismissed >= want
-            && epoch_ms() - self.last_event >= 400.0
+            && epoch_ms() - self.last_event >= quiet_ms as f64
     }
 
     fn of(&self, kind: &str) -> impl Iterator<Item = &Value> {
@@ -605,11 +611,17 @@ fn run_job(ctx: &Ctx, srv: &Srv, t: &Trial, sender: Sender, attempt: u32, keep: 
     };
     let mut w = Watch::new(transcript.clone());
     let pause = Duration::from_millis(15);
-    // Warm and busy: wait until idle (the helper closes the dialogs meanwhile).
+    // Warm and busy: wait until idle (the helper closes the dialogs meanwhile):
+    // a warm trial for its drawn idle time, a busy one 400 ms before its earlier prompt.
     let mut pre: Option<String> = None;
     if t.start != Start::Cold {
+        let quiet_ms = if t.start == Start::Warm {
+            t.idle_ms
+        } else {
+            400
+        };
         let until = Instant::now() + Duration::from_secs(45);
-        while !w.idle(t) {
+        while !w.idle(t, quiet_ms) {
             if Instant::now() > until {
                 job.detail = "never idle".into();
                 srv.run(&["kill-pane", "-t", &pane]);
@@ -1509,6 +1521,38 @@ fn report(
         lat.insert(s.key().into(), m.into());
     }
     js["latency_ms"] = lat.clone().into();
+
+    // Warm latency by how long the agent had been idle: tmux's activity clock
+    // (one-second grain) proves stillness only from about 2 s of quiet.
+    md.push_str("\nWarm latency by how long the agent had been idle when the send was issued (drawn per trial, 0.4-4 s), ms, p50 / p95, over the trials that landed\n\n");
+    md.push_str("| sender | idle < 2 s: trials | submit | consumed | idle >= 2 s: trials | submit | consumed |\n|---|---:|---:|---:|---:|---:|---:|\n");
+    let mut by_idle = serde_json::Map::new();
+    for s in senders {
+        if of(s).filter(|j| j.start == Start::Warm).count() == 0 {
+            continue;
+        }
+        let mut row = format!("| {} |", s.name());
+        let mut m = serde_json::Map::new();
+        for (key, long) in [("idle_under_2s", false), ("idle_2s_or_more", true)] {
+            let ok: Vec<&Job> = of(s)
+                .filter(|j| j.start == Start::Warm && j.outcome == "ok")
+                .filter(|j| (trials[j.trial].idle_ms >= 2000) == long)
+                .collect();
+            let sub: Vec<f64> = ok.iter().filter_map(|j| j.submit).collect();
+            let con: Vec<f64> = ok.iter().filter_map(|j| j.consumed).collect();
+            let (ts, vs) = p50p95(&sub);
+            let (tc, vc) = p50p95(&con);
+            row.push_str(&format!(" {} | {ts} | {tc} |", ok.len()));
+            m.insert(
+                key.into(),
+                json!({"trials": ok.len(), "submit": vs, "consumed": vc}),
+            );
+        }
+        md.push_str(&row);
+        md.push('\n');
+        by_idle.insert(s.key().into(), m.into());
+    }
+    js["warm_latency_by_idle_ms"] = by_idle.into();
 
     // Scale and polls.
     md.push_str(&format!(
