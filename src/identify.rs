@@ -36,23 +36,18 @@ pub fn identify(
         return Ok(id(p, "flag", "--agent"));
     }
     if let Some(cmd) = screen.command.as_deref() {
-        if let Some(p) = profiles
-            .list
-            .iter()
-            .find(|p| p.def.identify.commands.iter().any(|c| c == cmd))
+        if let Some((d, _)) = profiles
+            .defs()
+            .find(|(d, _)| d.identify.commands.iter().any(|c| c == cmd))
         {
+            let p = profiles.get(&d.name)?;
             return Ok(id(p, "command", &format!("pane_current_command={cmd}")));
         }
     }
     for pr in procs {
-        for p in &profiles.list {
-            if let Some(n) = p
-                .def
-                .identify
-                .processes
-                .iter()
-                .find(|n| proc_matches(pr, n))
-            {
+        for (d, _) in profiles.defs() {
+            if let Some(n) = d.identify.processes.iter().find(|n| proc_matches(pr, n)) {
+                let p = profiles.get(&d.name)?;
                 return Ok(id(
                     p,
                     "process-tree",
@@ -68,7 +63,7 @@ pub fn identify(
         .as_deref()
         .is_some_and(crate::detect::is_shell);
     if !shell {
-        for p in &profiles.list {
+        for p in profiles.iter() {
             for (y, row) in screen.rows.iter().enumerate() {
                 if let Some(m) = p.signature.iter().find_map(|re| re.find(row)) {
                     return Ok(id(

@@ -22,16 +22,11 @@ pub fn run(profiles: &Profiles, file: Option<&std::path::Path>, a: ProfilesArgs)
         out(text.trim_end())?;
         return Ok(0);
     }
-    for p in &profiles.list {
+    for (d, source) in profiles.defs() {
         if a.json {
-            out(&serde_json::json!({"name": p.name(), "description": p.def.description, "source": p.source}).to_string())?;
+            out(&serde_json::json!({"name": d.name, "description": d.description, "source": source}).to_string())?;
         } else {
-            out(&format!(
-                "{}\t{}\t{}",
-                p.name(),
-                p.source,
-                p.def.description
-            ))?;
+            out(&format!("{}\t{}\t{}", d.name, source, d.description))?;
         }
     }
     if !a.json {

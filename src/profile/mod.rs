@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 const BUILTIN: &[(&str, &str)] = &[
     ("claude", include_str!("claude.toml")),
@@ -322,20 +323,39 @@ struct UserFile {
 }
 
 /// All known profiles: built-ins, then the user's (which replace built-ins of the same name).
+///
+/// A built-in's regexes are compiled the first time it is used (about 0.1 ms a
+/// regex, and one send needs one agent); a user file's are compiled when it is
+/// loaded, so that a bad regex there is an error at once.
 #[derive(Debug, Clone)]
 pub struct Profiles {
-    pub list: Vec<Profile>,
+    list: Vec<Entry>,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    def: ProfileDef,
+    source: String,
+    compiled: OnceLock<Profile>,
+}
+
+impl Entry {
+    fn profile(&self) -> &Profile {
+        self.compiled.get_or_init(|| {
+            Profile::compile(self.def.clone(), &self.source)
+                .unwrap_or_else(|e| panic!("built-in profile {}: {e}", self.def.name))
+        })
+    }
 }
 
 impl Profiles {
     pub fn builtin() -> Profiles {
         let list = BUILTIN
             .iter()
-            .map(|(n, text)| {
-                let def: ProfileDef =
-                    toml::from_str(text).unwrap_or_else(|e| panic!("built-in profile {n}: {e}"));
-                Profile::compile(def, "builtin")
-                    .unwrap_or_else(|e| panic!("built-in profile {n}: {e}"))
+            .map(|(n, text)| Entry {
+                def: toml::from_str(text).unwrap_or_else(|e| panic!("built-in profile {n}: {e}")),
+                source: "builtin".into(),
+                compiled: OnceLock::new(),
             })
             .collect();
         Profiles { list }
@@ -383,9 +403,14 @@ impl Profiles {
         })?;
         for def in uf.agent {
             let p = Profile::compile(def, source)?;
-            match self.list.iter_mut().find(|q| q.name() == p.name()) {
-                Some(slot) => *slot = p,
-                None => self.list.push(p),
+            let e = Entry {
+                def: p.def.clone(),
+                source: source.to_string(),
+                compiled: OnceLock::from(p),
+            };
+            match self.list.iter_mut().find(|q| q.def.name == e.def.name) {
+                Some(slot) => *slot = e,
+                None => self.list.push(e),
             }
         }
         Ok(())
@@ -394,12 +419,23 @@ impl Profiles {
     pub fn get(&self, name: &str) -> Result<&Profile> {
         self.list
             .iter()
-            .find(|p| p.name() == name)
+            .find(|e| e.def.name == name)
+            .map(Entry::profile)
             .ok_or_else(|| Error::UnknownAgent(name.to_string(), self.names().join(", ")))
     }
 
+    /// Every profile as written, with where it came from (nothing compiled).
+    pub fn defs(&self) -> impl Iterator<Item = (&ProfileDef, &str)> {
+        self.list.iter().map(|e| (&e.def, e.source.as_str()))
+    }
+
+    /// Every profile, compiled (the built-ins on first use).
+    pub fn iter(&self) -> impl Iterator<Item = &Profile> {
+        self.list.iter().map(Entry::profile)
+    }
+
     pub fn names(&self) -> Vec<&str> {
-        self.list.iter().map(|p| p.name()).collect()
+        self.list.iter().map(|e| e.def.name.as_str()).collect()
     }
 }
 
@@ -411,6 +447,7 @@ mod tests {
     fn builtins_compile() {
         let p = Profiles::builtin();
         assert_eq!(p.names(), vec!["claude", "codex", "gemini"]);
+        assert_eq!(p.iter().count(), 3);
     }
 
     /// A built-in profile rewritten as one `[[agent]]` entry of a user file.
