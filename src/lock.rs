@@ -6,12 +6,27 @@ use crate::error::{Error, Result};
 use std::fs::{File, OpenOptions};
 use std::os::unix::io::AsRawFd;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+/// Held until dropped. Taking and releasing it stamp the file's mtime, so that
+/// the next taker knows when the pane last had a sender.
 pub struct PaneLock {
-    _file: File,
+    file: File,
     pub path: PathBuf,
     pub waited_ms: u64,
+    /// When a sender last took or released this lock (Unix ms; 0: never).
+    pub last_held_ms: u128,
+}
+
+impl Drop for PaneLock {
+    fn drop(&mut self) {
+        // before the file closes and the kernel releases the lock
+        let _ = self.file.set_modified(SystemTime::now());
+    }
+}
+
+fn unix_ms(t: SystemTime) -> u128 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis())
 }
 
 /// Where the lock files live: `$XDG_RUNTIME_DIR/promptgate` or `/tmp/promptgate-<uid>`.
@@ -39,6 +54,7 @@ impl PaneLock {
         let dir = lock_dir();
         std::fs::create_dir_all(&dir)?;
         let path = dir.join(format!("{}.lock", key(server, pane)));
+        let existed = path.exists();
         let file = OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -48,10 +64,16 @@ impl PaneLock {
         loop {
             let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
             if r == 0 {
+                let last_held_ms = match existed {
+                    true => file.metadata()?.modified().map_or(u128::MAX, unix_ms),
+                    false => 0,
+                };
+                let _ = file.set_modified(SystemTime::now());
                 return Ok(PaneLock {
-                    _file: file,
+                    file,
                     path,
                     waited_ms: start.elapsed().as_millis() as u64,
+                    last_held_ms,
                 });
             }
             let err = std::io::Error::last_os_error();
@@ -83,5 +105,23 @@ mod tests {
         assert!(c.is_ok(), "other panes are independent");
         drop(a);
         assert!(PaneLock::acquire(&server, "%1", Duration::from_millis(10)).is_ok());
+    }
+
+    #[test]
+    fn a_taker_learns_when_the_pane_last_had_a_sender() {
+        let server = format!("/tmp/test-lock-stamp-{}", std::process::id());
+        let t0 = unix_ms(SystemTime::now());
+        let a = PaneLock::acquire(&server, "%7", Duration::from_millis(10)).unwrap();
+        assert_eq!(a.last_held_ms, 0, "a new lock file: nobody before");
+        std::thread::sleep(Duration::from_millis(20));
+        drop(a);
+        let released = unix_ms(SystemTime::now());
+        let b = PaneLock::acquire(&server, "%7", Duration::from_millis(10)).unwrap();
+        assert!(
+            b.last_held_ms >= t0 + 20 && b.last_held_ms <= released,
+            "{}",
+            b.last_held_ms
+        );
+        let _ = std::fs::remove_file(&b.path);
     }
 }
