@@ -1,7 +1,7 @@
 //! `promptgate send`: the main job. Sanitise first (a bad body types nothing),
 //! then identify, lock the pane, gate, type, settle, submit, and verify.
 
-use super::{observe, out, read_body, refusal, secs, target};
+use super::{observe, observe_screen, out, read_body, refusal, secs, target};
 use crate::cli::SendArgs;
 use crate::deliver::{check_same_pane, settle, submit, type_body, Typed};
 use crate::detect::{detect, State};
@@ -221,13 +221,14 @@ pub fn deliver_to(
     if let Some(c) = &shared.conn {
         tmux.adopt(c.clone());
     }
-    let pane = match tmux.resolve(target) {
-        Ok(p) => p,
+    let read_at = crate::tmux::now_ms();
+    let (pane, screen) = match tmux.resolve_read(target) {
+        Ok(v) => v,
         Err(e) => return Outcome::failed(target, e),
     };
     let prep = (|| {
         let server_key = tmux.server_key()?;
-        let first = observe(&mut tmux, profiles, a.agent.as_deref(), &pane)?;
+        let first = observe_screen(profiles, a.agent.as_deref(), &pane, screen)?;
         let Some(agent) = first.identity.agent.clone() else {
             return Err(refusal(
                 &first.verdict.state,
@@ -238,8 +239,8 @@ pub fn deliver_to(
         let pl = plan(raw, profiles.get(&agent)?.capability())?;
         let lock = PaneLock::acquire(&server_key, &pane, secs(a.lock_timeout))?;
         // the read that identified the agent is the gate's first poll, unless
-        // another sender held the pane meanwhile
-        let first = (lock.waited_ms == 0).then_some(first.screen);
+        // another sender held the pane since it began (it may show that one's body)
+        let first = (lock.waited_ms == 0 && lock.last_held_ms < read_at).then_some(first.screen);
         Ok((server_key, agent, pl, lock, first))
     })();
     let (server_key, agent, pl, lock, first) = match prep {
@@ -293,6 +294,7 @@ pub fn deliver_to(
         pane: &pane,
         plan: &pl,
         pid: gate.screen.pid,
+        gate_screen: &gate.screen,
         args: a,
         shared,
         hook,
@@ -418,12 +420,17 @@ fn run_gate(
 
 type Delivered = (Typed, Judgement, u32, u64);
 
+/// How old (ms) a screen may be and still count as the look before a write.
+const FRESH_MS: u128 = 20;
+
 /// One delivery into one pane, after the gate said ready.
 struct Job<'a> {
     profile: &'a Profile,
     pane: &'a str,
     plan: &'a Plan,
     pid: Option<u32>,
+    /// The gate's last screen: looked at again before typing unless it is fresh.
+    gate_screen: &'a Screen,
     args: &'a SendArgs,
     shared: &'a Shared,
     hook: PhaseHook<'a>,
@@ -436,12 +443,19 @@ impl Job<'_> {
             pane,
             plan: pl,
             pid,
+            gate_screen,
             args: a,
             shared,
             hook,
         } = *self;
         let force = forced(a);
-        let s0 = check_same_pane(tmux, pane, pid)?;
+        // A screen read this very moment (the gate passed on it) is not read again.
+        let fresh = |s: &Screen| crate::tmux::now_ms().saturating_sub(s.taken_at_ms) <= FRESH_MS;
+        let s0 = if fresh(gate_screen) && !gate_screen.dead && gate_screen.pid == pid {
+            gate_screen.clone()
+        } else {
+            check_same_pane(tmux, pane, pid)?
+        };
         let v0 = detect(profile, &s0);
         if !force && v0.state != State::Ready {
             let why = format!("changed after the gate, before typing: {}", v0.reason());
@@ -454,7 +468,7 @@ impl Job<'_> {
         let typed_at = clock.now();
         let kib = (pl.bytes_out as u64).div_ceil(1024);
         // Drawn and still for 60 ms, or for the whole submit delay when that is shorter.
-        settle(
+        let settled = settle(
             tmux,
             pane,
             profile,
@@ -470,8 +484,13 @@ impl Job<'_> {
         if since < delay {
             clock.sleep(delay - since);
         }
-        // The last look before the submit key: never press it into a dialog.
-        let before = check_same_pane(tmux, pane, pid)?;
+        // The last look before the submit key: never press it into a dialog. When
+        // settle's last read is that fresh (no delay left to wait), it is that look.
+        let before = if fresh(&settled) && !settled.dead && settled.pid == pid {
+            settled
+        } else {
+            check_same_pane(tmux, pane, pid)?
+        };
         let vb = detect(profile, &before);
         if let State::Dialog(_) = vb.state {
             let evidence = crate::detect::Evidence {

@@ -381,6 +381,14 @@ impl Tmux for Control {
         }
         self.one_shot.resolve(target)
     }
+    fn resolve_read(&mut self, target: &str) -> Result<(String, Screen)> {
+        if self.conn.is_some() {
+            let pane = self.resolve(target)?;
+            let screen = self.read(&pane)?;
+            return Ok((pane, screen));
+        }
+        self.one_shot.resolve_read(target)
+    }
     fn list_panes(&mut self) -> Result<Vec<PaneInfo>> {
         self.one_shot.list_panes()
     }

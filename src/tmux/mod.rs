@@ -114,6 +114,12 @@ pub trait Tmux {
     fn read(&mut self, pane: &str) -> Result<Screen>;
     /// A user's target (`name`, `name:1.2`, `%3`) as a pane id (`%3`).
     fn resolve(&mut self, target: &str) -> Result<String>;
+    /// `resolve`, then `read` the pane: in one round trip where the backend can.
+    fn resolve_read(&mut self, target: &str) -> Result<(String, Screen)> {
+        let pane = self.resolve(target)?;
+        let screen = self.read(&pane)?;
+        Ok((pane, screen))
+    }
     fn list_panes(&mut self) -> Result<Vec<PaneInfo>>;
     /// `send-keys -l`: literal text (a trailing `;` is escaped here).
     fn send_literal(&mut self, pane: &str, text: &str) -> Result<()>;

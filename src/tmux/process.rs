@@ -217,6 +217,51 @@ impl Tmux for Process {
         parse_read(pane, &out, now_ms())
     }
 
+    /// One tmux client: the resolve reply, then the read's, for the same target.
+    /// Any failure goes the two-call way, which names the error precisely.
+    fn resolve_read(&mut self, target: &str) -> Result<(String, Screen)> {
+        let t = exact_target(target);
+        let out = self.run(
+            &[
+                "display-message",
+                "-p",
+                "-t",
+                &t,
+                RESOLVE_FORMAT,
+                ";",
+                "display-message",
+                "-p",
+                "-t",
+                &t,
+                READ_FORMAT,
+                ";",
+                "capture-pane",
+                "-p",
+                "-t",
+                &t,
+            ],
+            None,
+            Some(target),
+        );
+        let one = out.ok().and_then(|out| {
+            let (first, rest) = out.split_once('\n')?;
+            let (pane, socket) = resolved(target, first).ok()?;
+            let screen = parse_read(&pane, rest, now_ms()).ok()?;
+            Some((pane, socket, screen))
+        });
+        match one {
+            Some((pane, socket, screen)) => {
+                self.socket = Some(socket);
+                Ok((pane, screen))
+            }
+            None => {
+                let pane = self.resolve(target)?;
+                let screen = self.read(&pane)?;
+                Ok((pane, screen))
+            }
+        }
+    }
+
     fn resolve(&mut self, target: &str) -> Result<String> {
         // display-message falls back to some other pane when its target is not
         // found, so check that what tmux picked is what the user named.
