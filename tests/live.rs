@@ -535,3 +535,53 @@ fn a_paste_is_one_call_and_never_reaches_a_dead_pane() {
     );
     assert!(srv.tmux(&["has-session", "-t", "=main"]).status.success());
 }
+
+/// Over a control-mode connection a paste is quoted into one `set-buffer`
+/// command line: every character that tmux's command language treats specially
+/// arrives as typed, and a dead or missing pane gets nothing.
+#[test]
+fn a_paste_over_control_mode_arrives_exact() {
+    use promptgate::tmux::{Control, Server, Tmux};
+    let srv = TmuxServer::new(80, 24, &[]);
+    let out = srv.dir.path().join("got");
+    let script = format!("stty raw -echo; cat > {}", out.display());
+    let pane = srv.window(&["sh", "-c", &script]);
+    let mut t = Control::attached(Server::Name(srv.socket.clone()), &pane);
+    assert!(t.connected(), "control mode did not attach");
+    std::thread::sleep(Duration::from_millis(300));
+    let body = "~/x ~root $HOME ${A} $(x) \"q\" 'single' \\ \\n #{pane_id} #(echo) {a} ; \
+                line two\tTAB\n修复 🦀 émoji 👍🏽\n-dash\ntrail;"
+        .to_string()
+        + &"0123456789abcdef".repeat(600);
+    t.paste(&pane, &body).unwrap();
+    let until = Instant::now() + Duration::from_secs(5);
+    let got = loop {
+        let got = std::fs::read_to_string(&out).unwrap_or_default();
+        if got.len() >= body.len() || Instant::now() > until {
+            break got;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(got, body);
+
+    srv.tmux(&["set-option", "-g", "remain-on-exit", "on"]);
+    let dead = srv.window(&["true"]);
+    let until = Instant::now() + Duration::from_secs(5);
+    while srv
+        .tmux_out(&["display", "-p", "-t", &dead, "#{pane_dead}"])
+        .trim()
+        != "1"
+    {
+        assert!(Instant::now() < until, "the pane never died");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let e = t.paste(&dead, "never").unwrap_err().to_string();
+    assert!(e.contains("dead"), "{e}");
+    assert!(t.paste("%999", "never").is_err());
+    assert_eq!(
+        srv.tmux_out(&["list-buffers", "-F", "#{buffer_name}"])
+            .trim(),
+        ""
+    );
+    assert!(srv.tmux(&["has-session", "-t", "=main"]).status.success());
+}

@@ -29,12 +29,7 @@ pub struct Control {
 pub struct Shared(Arc<Mutex<Conn>>);
 
 impl Shared {
-    fn exec(
-        &self,
-        line: &str,
-        n: usize,
-        timeout: Duration,
-    ) -> Result<Vec<std::result::Result<String, String>>> {
+    fn exec(&self, line: &str, until: Until, timeout: Duration) -> Result<Replies> {
         let mut c = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if c.broken {
             return Err(Error::NoServer(
@@ -42,10 +37,22 @@ impl Shared {
             ));
         }
         // After a failure the stream may hold a half-read reply: nobody uses it again.
-        let r = c.exec(line, n, timeout);
+        let r = c.exec(line, until, timeout);
         c.broken = r.is_err();
         r
     }
+}
+
+type Replies = Vec<std::result::Result<String, String>>;
+
+/// When `exec` has read all the replies to a command line.
+#[derive(Clone, Copy)]
+enum Until<'a> {
+    /// After this many blocks.
+    Blocks(usize),
+    /// After the first block whose output starts with this (a command can add
+    /// blocks: `if-shell` adds one for the command it runs).
+    Marker(&'a str),
 }
 
 struct Conn {
@@ -127,20 +134,22 @@ impl Conn {
         })
     }
 
-    /// Send one command line; collect the output of the next `n` blocks of ours.
-    fn exec(
-        &mut self,
-        line: &str,
-        n: usize,
-        timeout: Duration,
-    ) -> Result<Vec<std::result::Result<String, String>>> {
+    /// Send one command line; collect the output of the blocks of ours that follow,
+    /// `until` says how many.
+    fn exec(&mut self, line: &str, until: Until, timeout: Duration) -> Result<Replies> {
         self.stdin.write_all(line.as_bytes())?;
         self.stdin.write_all(b"\n")?;
         self.stdin.flush()?;
         let deadline = Instant::now() + timeout;
-        let mut out = Vec::new();
+        let mut out: Replies = Vec::new();
         let mut cur: Option<(String, bool, String)> = None; // (end tag, ours, text)
-        while out.len() < n {
+        let done = |out: &Replies| match until {
+            Until::Blocks(n) => out.len() >= n,
+            Until::Marker(m) => out
+                .last()
+                .is_some_and(|r| r.as_ref().is_ok_and(|t| t.starts_with(m))),
+        };
+        while !done(&out) {
             let left = deadline.saturating_duration_since(Instant::now());
             let l = match self.lines.recv_timeout(left) {
                 Ok(l) => l,
@@ -287,8 +296,11 @@ impl Control {
         self.fallback_reason = match session.map(|s| s.trim().to_string()) {
             Ok(s) if !s.is_empty() => match Conn::open(&server, &s) {
                 // The first round trip proves the connection works.
-                Ok(mut conn) => match conn.exec("display-message -p ok", 1, Duration::from_secs(2))
-                {
+                Ok(mut conn) => match conn.exec(
+                    "display-message -p ok",
+                    Until::Blocks(1),
+                    Duration::from_secs(2),
+                ) {
                     Ok(v)
                         if v.first()
                             .is_some_and(|r| r.as_deref().map(str::trim) == Ok("ok")) =>
@@ -335,12 +347,8 @@ impl Control {
 
     /// Run `line` over the connection, if there is one; a failed connection is
     /// dropped (reads fall back to one-shot) and its error returned.
-    fn exec(
-        &mut self,
-        line: &str,
-        n: usize,
-    ) -> Option<Result<Vec<std::result::Result<String, String>>>> {
-        let r = self.conn.as_ref()?.exec(line, n, self.one_shot.timeout);
+    fn exec(&mut self, line: &str, until: Until) -> Option<Result<Replies>> {
+        let r = self.conn.as_ref()?.exec(line, until, self.one_shot.timeout);
         if let Err(e) = &r {
             self.fallback_reason = Some(format!("control mode lost: {e}"));
             self.conn = None;
@@ -349,12 +357,42 @@ impl Control {
     }
 }
 
+/// The largest body pasted over the control connection; larger ones go through
+/// `load-buffer` from a tmux client's stdin.
+pub const CONTROL_PASTE_MAX: usize = 16 * 1024;
+
+fn is_pane_id(pane: &str) -> bool {
+    pane.strip_prefix('%')
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// `text` as one double-quoted word of tmux's command language, on one line:
+/// `\`, `"`, `$` and `~` escaped (`~` would expand to a home directory), LF and
+/// TAB as `\n` and `\t`.
+pub fn tmux_quote(text: &str) -> String {
+    let mut q = String::with_capacity(text.len() + 2);
+    q.push('"');
+    for c in text.chars() {
+        match c {
+            '\\' | '"' | '$' | '~' => {
+                q.push('\\');
+                q.push(c);
+            }
+            '\n' => q.push_str("\\n"),
+            '\t' => q.push_str("\\t"),
+            c => q.push(c),
+        }
+    }
+    q.push('"');
+    q
+}
+
 impl Tmux for Control {
     fn read(&mut self, pane: &str) -> Result<Screen> {
         self.maybe_attach();
         let line =
             format!("display-message -p -t {pane} '{READ_FORMAT}' ; capture-pane -p -t {pane}");
-        if let Some(Ok(v)) = self.exec(&line, 2) {
+        if let Some(Ok(v)) = self.exec(&line, Until::Blocks(2)) {
             return match (&v[0], &v[1]) {
                 (Ok(head), Ok(grid)) => screen_of(pane, head, grid),
                 _ => Err(Error::NoPane(pane.to_string())),
@@ -399,13 +437,11 @@ impl Tmux for Control {
     /// when there is one: a fan-out's submits are serialised, and a fork each
     /// would space them ~4 ms apart for nothing. Anything else is one-shot.
     fn send_key(&mut self, pane: &str, key: &str) -> Result<()> {
-        let pane_id = pane
-            .strip_prefix('%')
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        let pane_id = is_pane_id(pane);
         let named = !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
         if pane_id && named {
             // an error is not known to have reached tmux, or not: the caller decides
-            if let Some(r) = self.exec(&format!("send-keys -t {pane} {key}"), 1) {
+            if let Some(r) = self.exec(&format!("send-keys -t {pane} {key}"), Until::Blocks(1)) {
                 return match r?.into_iter().next() {
                     Some(Ok(_)) => Ok(()),
                     _ => Err(Error::NoPane(pane.to_string())),
@@ -414,8 +450,63 @@ impl Tmux for Control {
         }
         self.one_shot.send_key(pane, key)
     }
+    /// Over the connection when there is one, the body fits a command line
+    /// (at most [`CONTROL_PASTE_MAX`] bytes, no control bytes but TAB and LF) and
+    /// the target is a pane id: `set-buffer` with the body quoted, then the same
+    /// dead-pane-guarded paste as the one-shot way. A fan-out's 16 pastes then
+    /// fork no tmux client. Never retried: a lost connection is an error.
     fn paste(&mut self, pane: &str, text: &str) -> Result<()> {
-        self.one_shot.paste(pane, text)
+        let fits = text.len() <= CONTROL_PASTE_MAX
+            && text
+                .chars()
+                .all(|c| c == '\t' || c == '\n' || !c.is_control());
+        if !(fits && is_pane_id(pane) && self.conn.is_some()) {
+            return self.one_shot.paste(pane, text);
+        }
+        let buf = Process::unique_buffer();
+        // The last reply says whether the pane was dead; the marker ends the read
+        // however many blocks came before it.
+        let marker = format!("{buf}-dead=");
+        let lines = format!(
+            "set-buffer -b {buf} -- {}\n\
+             if-shell -F -t {pane} '#{{pane_dead}}' 'delete-buffer -b {buf}' 'paste-buffer -d -p -r -b {buf} -t {pane}'\n\
+             display-message -p -t {pane} '{marker}#{{pane_dead}}#{{pane_id}}'",
+            tmux_quote(text)
+        );
+        let failed = |why: String| Error::Tmux {
+            cmd: "paste-buffer".into(),
+            msg: why,
+        };
+        let Some(r) = self.exec(&lines, Until::Marker(&marker)) else {
+            return self.one_shot.paste(pane, text);
+        };
+        let replies = match r {
+            Ok(v) => v,
+            Err(e) => {
+                self.one_shot.drop_buffer(&buf);
+                return Err(e);
+            }
+        };
+        // set-buffer, if-shell, the command it ran, then the marker: all fine, and
+        // the pane (not some fallback) alive.
+        let last = replies.last().and_then(|r| r.as_ref().ok());
+        let state = last.map(|t| t.trim().trim_start_matches(marker.as_str()));
+        let all_ok = replies.iter().all(|r| r.is_ok());
+        match state {
+            Some(s) if all_ok && s == format!("0{pane}") => Ok(()),
+            Some(s) if all_ok && s == format!("1{pane}") => {
+                Err(failed(format!("pane {pane} is dead; nothing was pasted")))
+            }
+            _ => {
+                self.one_shot.drop_buffer(&buf);
+                let why = replies
+                    .iter()
+                    .find_map(|r| r.as_ref().err())
+                    .cloned()
+                    .unwrap_or_else(|| "no reply".into());
+                Err(failed(format!("{pane}: {why}")))
+            }
+        }
     }
     fn cancel_mode(&mut self, pane: &str) -> Result<()> {
         self.one_shot.cancel_mode(pane)
@@ -442,7 +533,7 @@ impl Tmux for Control {
                 })
                 .collect::<Vec<_>>()
                 .join("\n");
-            if let Some(Ok(v)) = self.exec(&line, 2 * panes.len()) {
+            if let Some(Ok(v)) = self.exec(&line, Until::Blocks(2 * panes.len())) {
                 return panes
                     .iter()
                     .zip(v.chunks(2))
@@ -464,7 +555,10 @@ impl Tmux for Control {
 impl Control {
     /// One query over the connection (one-shot when there is none).
     fn query(&mut self, line: &str) -> Option<String> {
-        self.exec(line, 1)?.ok()?.pop().and_then(|r| r.ok())
+        self.exec(line, Until::Blocks(1))?
+            .ok()?
+            .pop()
+            .and_then(|r| r.ok())
     }
 
     /// Every pane of the server and where it sits.

@@ -147,7 +147,17 @@ impl Process {
         self.run(&["kill-server"], None, None).map(drop)
     }
 
-    fn unique_buffer() -> String {
+    /// Delete our buffer `buf` if it is still there.
+    pub(crate) fn drop_buffer(&self, buf: &str) {
+        let left = self
+            .run(&["list-buffers", "-F", "#{buffer_name}"], None, None)
+            .unwrap_or_default();
+        if left.lines().any(|l| l == buf) {
+            let _ = self.run(&["delete-buffer", "-b", buf], None, None);
+        }
+    }
+
+    pub(crate) fn unique_buffer() -> String {
         let n = BUFFER_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         format!("promptgate-{}-{}-{n}", std::process::id(), now_ms())
     }
@@ -344,12 +354,7 @@ impl Tmux for Process {
             Ok(out) => out.lines().last().is_some_and(|l| l.trim() == "1"),
             Err(e) => {
                 // The chain stopped part way: never leave our buffer behind.
-                let left = self
-                    .run(&["list-buffers", "-F", "#{buffer_name}"], None, None)
-                    .unwrap_or_default();
-                if left.lines().any(|l| l == buf) {
-                    let _ = self.run(&["delete-buffer", "-b", &buf], None, None);
-                }
+                self.drop_buffer(&buf);
                 return Err(e);
             }
         };
