@@ -1028,7 +1028,10 @@ fn fanout(bin: &Path, dir: &Path, rounds: usize) -> Value {
     let mut want: Vec<Vec<String>> = vec![Vec::new(); 16];
     let (mut single, mut fan, mut fan0) = (Vec::new(), Vec::new(), Vec::new());
     let mut failures = Vec::new();
-    let idle = || std::thread::sleep(Duration::from_millis(700));
+    // Every send, single or fan-out, comes after all panes have been quiet for
+    // 2.5 s: both take the same gate path (tmux's activity clock proves the
+    // stillness), so the ratio is the cost of fanning out alone.
+    let idle = || std::thread::sleep(Duration::from_millis(2500));
     for r in 0..rounds {
         for (k, p) in panes.iter().enumerate() {
             let body = format!("single send, round {r}, pane {k}");
@@ -1080,7 +1083,7 @@ fn fanout(bin: &Path, dir: &Path, rounds: usize) -> Value {
     let z50 = pct(&fan0, 50.0).unwrap_or(0.0);
     json!({
         "panes": 16, "rounds": rounds, "agents": "claude/codex/gemini round-robin, paste-burst and read-1022 faults on",
-        "command": "promptgate send -t P1 ... -t P16 --wait-busy --json BODY (default --stagger 5)",
+        "command": "promptgate send -t P1 ... -t P16 --wait-busy --json BODY (default --stagger 2)",
         "single_ms": {"p50": s50, "p95": pct(&single, 95.0), "n": single.len()},
         "fanout_ms": {"p50": f50, "max": pct(&fan, 100.0), "n": fan.len()},
         "fanout_stagger0_ms": {"p50": z50, "max": pct(&fan0, 100.0), "n": fan0.len()},

@@ -170,7 +170,7 @@ pub struct SendArgs {
     #[arg(long)]
     pub when_ready: bool,
     /// Fan-out: at least this long between two targets' submit keys (they never overlap)
-    #[arg(long, default_value_t = 5, value_name = "MS")]
+    #[arg(long, default_value_t = 2, value_name = "MS")]
     pub stagger: u64,
     #[command(flatten)]
     pub gate: GateFlags,
