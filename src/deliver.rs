@@ -80,25 +80,21 @@ pub fn type_body(tmux: &mut dyn Tmux, pane: &str, plan: &Plan, clock: &dyn Clock
 }
 
 /// Wait until the typed body shows in the composer and the picture holds still
-/// for `quiet`, at most `max`. `before` is the last look before typing: any
-/// picture that differs from it is the body arriving. Polls every 5 ms (plus the
-/// read). Returns the last screen (the "before" of verify).
-#[allow(clippy::too_many_arguments)]
+/// for `quiet`, at most `max`. Returns the last screen (the "before" of verify).
 pub fn settle(
     tmux: &mut dyn Tmux,
     pane: &str,
     profile: &Profile,
     clock: &dyn Clock,
-    before: Screen,
     quiet: Duration,
     max: Duration,
     typed: &mut Typed,
 ) -> Result<Screen> {
     let start = clock.now();
-    let mut prev = before;
-    let mut since = start;
+    let mut prev = tmux.read(pane)?;
+    let mut since = clock.now();
     loop {
-        clock.sleep(Duration::from_millis(5));
+        clock.sleep(Duration::from_millis(10));
         let s = tmux.read(pane)?;
         let now = clock.now();
         if !s.same_picture(&prev) {

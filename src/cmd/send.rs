@@ -473,7 +473,6 @@ impl Job<'_> {
             pane,
             profile,
             clock,
-            s0.clone(),
             Duration::from_millis(pl.submit().delay_before_ms.min(60)),
             Duration::from_millis(1500 + 20 * kib).min(Duration::from_secs(20)),
             &mut typed,
