@@ -28,10 +28,13 @@ impl Process {
 
     pub fn new(server: Server) -> Process {
         let launcher = super::Launcher::from_env();
+        // Over ssh each call also logs in, and the far login shell's start-up files
+        // run first (a `pyenv rehash` there waited seconds on its lock): give it more.
+        let timeout = Duration::from_secs(if launcher.remote { 20 } else { 5 });
         Process {
             socket: None,
             server,
-            timeout: Duration::from_secs(5),
+            timeout,
             launcher,
         }
     }
