@@ -5,6 +5,7 @@
 //! anything the connection cannot do go through the one-shot backend, and if
 //! the connection cannot attach or dies, reads fall back to one-shot too.
 
+use super::process::paste_failed;
 use super::{exact_target, now_ms, parse_read, PaneInfo, Process, Server, Tmux, READ_FORMAT};
 use crate::error::{Error, Result};
 use crate::screen::Screen;
@@ -421,9 +422,7 @@ impl Tmux for Control {
     }
     fn resolve_read(&mut self, target: &str) -> Result<(String, Screen)> {
         if self.conn.is_some() {
-            let pane = self.resolve(target)?;
-            let screen = self.read(&pane)?;
-            return Ok((pane, screen));
+            return super::resolve_then_read(self, target);
         }
         self.one_shot.resolve_read(target)
     }
@@ -464,19 +463,16 @@ impl Tmux for Control {
             return self.one_shot.paste(pane, text);
         }
         let buf = Process::unique_buffer();
+        let (drop_buf, paste) = Process::paste_branches(&buf, pane);
         // The last reply says whether the pane was dead; the marker ends the read
         // however many blocks came before it.
         let marker = format!("{buf}-dead=");
         let lines = format!(
             "set-buffer -b {buf} -- {}\n\
-             if-shell -F -t {pane} '#{{pane_dead}}' 'delete-buffer -b {buf}' 'paste-buffer -d -p -r -b {buf} -t {pane}'\n\
+             if-shell -F -t {pane} '#{{pane_dead}}' '{drop_buf}' '{paste}'\n\
              display-message -p -t {pane} '{marker}#{{pane_dead}}#{{pane_id}}'",
             tmux_quote(text)
         );
-        let failed = |why: String| Error::Tmux {
-            cmd: "paste-buffer".into(),
-            msg: why,
-        };
         let Some(r) = self.exec(&lines, Until::Marker(&marker)) else {
             return self.one_shot.paste(pane, text);
         };
@@ -494,9 +490,9 @@ impl Tmux for Control {
         let all_ok = replies.iter().all(|r| r.is_ok());
         match state {
             Some(s) if all_ok && s == format!("0{pane}") => Ok(()),
-            Some(s) if all_ok && s == format!("1{pane}") => {
-                Err(failed(format!("pane {pane} is dead; nothing was pasted")))
-            }
+            Some(s) if all_ok && s == format!("1{pane}") => Err(paste_failed(format!(
+                "pane {pane} is dead; nothing was pasted"
+            ))),
             _ => {
                 self.one_shot.drop_buffer(&buf);
                 let why = replies
@@ -504,7 +500,7 @@ impl Tmux for Control {
                     .find_map(|r| r.as_ref().err())
                     .cloned()
                     .unwrap_or_else(|| "no reply".into());
-                Err(failed(format!("{pane}: {why}")))
+                Err(paste_failed(format!("{pane}: {why}")))
             }
         }
     }

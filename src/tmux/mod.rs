@@ -109,6 +109,17 @@ pub struct PaneInfo {
     pub dead: bool,
 }
 
+/// `resolve`, then `read`: two round trips (the default `resolve_read`, and a
+/// backend's fallback when its one round trip does not fit).
+pub(crate) fn resolve_then_read<T: Tmux + ?Sized>(
+    tmux: &mut T,
+    target: &str,
+) -> Result<(String, Screen)> {
+    let pane = tmux.resolve(target)?;
+    let screen = tmux.read(&pane)?;
+    Ok((pane, screen))
+}
+
 pub trait Tmux {
     /// One read of a pane: `display -p` facts and `capture-pane -p`, in one call.
     fn read(&mut self, pane: &str) -> Result<Screen>;
@@ -116,9 +127,7 @@ pub trait Tmux {
     fn resolve(&mut self, target: &str) -> Result<String>;
     /// `resolve`, then `read` the pane: in one round trip where the backend can.
     fn resolve_read(&mut self, target: &str) -> Result<(String, Screen)> {
-        let pane = self.resolve(target)?;
-        let screen = self.read(&pane)?;
-        Ok((pane, screen))
+        resolve_then_read(self, target)
     }
     fn list_panes(&mut self) -> Result<Vec<PaneInfo>>;
     /// `send-keys -l`: literal text (a trailing `;` is escaped here).

@@ -150,6 +150,16 @@ impl Process {
         self.run(&["kill-server"], None, None).map(drop)
     }
 
+    /// The two branches of the `if-shell -F '#{pane_dead}'` that pastes buffer `buf`
+    /// into `pane`: drop the buffer if the pane is dead (a paste there crashes tmux
+    /// 3.3a), else paste it framed, LF kept, and drop it.
+    pub(crate) fn paste_branches(buf: &str, pane: &str) -> (String, String) {
+        (
+            format!("delete-buffer -b {buf}"),
+            format!("paste-buffer -d -p -r -b {buf} -t {pane}"),
+        )
+    }
+
     /// Delete our buffer `buf` if it is still there.
     pub(crate) fn drop_buffer(&self, buf: &str) {
         let left = self
@@ -267,11 +277,7 @@ impl Tmux for Process {
                 self.socket = Some(socket);
                 Ok((pane, screen))
             }
-            None => {
-                let pane = self.resolve(target)?;
-                let screen = self.read(&pane)?;
-                Ok((pane, screen))
-            }
+            None => super::resolve_then_read(self, target),
         }
     }
 
@@ -327,8 +333,7 @@ impl Tmux for Process {
         // (and drop it) unless the pane is dead, then report pane_dead. paste-buffer
         // into a dead pane crashes tmux 3.3a: the check and the paste run inside one
         // if-shell, so the pane cannot die between them.
-        let paste = format!("paste-buffer -d -p -r -b {buf} -t {pane}");
-        let drop_buf = format!("delete-buffer -b {buf}");
+        let (drop_buf, paste) = Self::paste_branches(&buf, pane);
         let r = self.run(
             &[
                 "load-buffer",
@@ -362,10 +367,9 @@ impl Tmux for Process {
             }
         };
         if dead {
-            return Err(Error::Tmux {
-                cmd: "paste-buffer".into(),
-                msg: format!("pane {pane} is dead; nothing was pasted"),
-            });
+            return Err(paste_failed(format!(
+                "pane {pane} is dead; nothing was pasted"
+            )));
         }
         Ok(())
     }
@@ -471,6 +475,14 @@ impl Process {
             None => args.extend(["-u", name]),
         }
         self.run(&args, None, session).map(drop)
+    }
+}
+
+/// A paste that did not happen, and why.
+pub(crate) fn paste_failed(msg: String) -> Error {
+    Error::Tmux {
+        cmd: "paste-buffer".into(),
+        msg,
     }
 }
 
