@@ -449,9 +449,14 @@ impl Job<'_> {
             hook,
         } = *self;
         let force = forced(a);
-        // A screen read this very moment (the gate passed on it) is not read again.
-        let fresh = |s: &Screen| crate::tmux::now_ms().saturating_sub(s.taken_at_ms) <= FRESH_MS;
-        let s0 = if fresh(gate_screen) && !gate_screen.dead && gate_screen.pid == pid {
+        // A screen read this very moment, of the live process the gate saw, is the
+        // look before a write: it is not read again.
+        let fresh = |s: &Screen| {
+            crate::tmux::now_ms().saturating_sub(s.taken_at_ms) <= FRESH_MS
+                && !s.dead
+                && s.pid == pid
+        };
+        let s0 = if fresh(gate_screen) {
             gate_screen.clone()
         } else {
             check_same_pane(tmux, pane, pid)?
@@ -486,7 +491,7 @@ impl Job<'_> {
         }
         // The last look before the submit key: never press it into a dialog. When
         // settle's last read is that fresh (no delay left to wait), it is that look.
-        let before = if fresh(&settled) && !settled.dead && settled.pid == pid {
+        let before = if fresh(&settled) {
             settled
         } else {
             check_same_pane(tmux, pane, pid)?
