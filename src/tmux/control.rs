@@ -199,10 +199,11 @@ impl Conn {
 }
 
 /// A read from the replies to `display-message -p READ_FORMAT` and `capture-pane -p`.
-fn screen_of(pane: &str, head: &str, grid: &str) -> Result<Screen> {
+fn screen_of(pane: &str, head: &str, grid: &str, issued: Option<u128>) -> Result<Screen> {
     let s = parse_read(
         pane,
         &format!("{}\n{grid}", head.trim_end_matches('\n')),
+        issued,
         now_ms(),
     )?;
     if s.height == 0 {
@@ -393,9 +394,10 @@ impl Tmux for Control {
         self.maybe_attach();
         let line =
             format!("display-message -p -t {pane} '{READ_FORMAT}' ; capture-pane -p -t {pane}");
+        let issued = self.one_shot.issued();
         if let Some(Ok(v)) = self.exec(&line, Until::Blocks(2)) {
             return match (&v[0], &v[1]) {
-                (Ok(head), Ok(grid)) => screen_of(pane, head, grid),
+                (Ok(head), Ok(grid)) => screen_of(pane, head, grid, issued),
                 _ => Err(Error::NoPane(pane.to_string())),
             };
         }
@@ -529,12 +531,13 @@ impl Tmux for Control {
                 })
                 .collect::<Vec<_>>()
                 .join("\n");
+            let issued = self.one_shot.issued();
             if let Some(Ok(v)) = self.exec(&line, Until::Blocks(2 * panes.len())) {
                 return panes
                     .iter()
                     .zip(v.chunks(2))
                     .map(|(p, r)| match (&r[0], &r[1]) {
-                        (Ok(head), Ok(grid)) => screen_of(p, head, grid),
+                        (Ok(head), Ok(grid)) => screen_of(p, head, grid, issued),
                         _ => Err(Error::NoPane(p.to_string())),
                     })
                     .collect();

@@ -232,6 +232,7 @@ pub(crate) const READ_MARK: &str = "\u{1e}promptgate-read\u{1e}";
 pub(crate) fn parse_read_many(
     panes: &[String],
     out: &str,
+    issued_ms: Option<u128>,
     now_ms: u128,
 ) -> Option<Vec<Result<Screen>>> {
     let blocks: Vec<&str> = out.split(READ_MARK).skip(1).collect();
@@ -242,7 +243,7 @@ pub(crate) fn parse_read_many(
         panes
             .iter()
             .zip(blocks)
-            .map(|(p, b)| parse_read(p, b, now_ms))
+            .map(|(p, b)| parse_read(p, b, issued_ms, now_ms))
             .collect(),
     )
 }
@@ -263,7 +264,14 @@ pub fn message_literal(s: &str) -> String {
 pub(crate) const READ_FORMAT: &str = "#{pane_id}\u{1f}#{cursor_x}\u{1f}#{cursor_y}\u{1f}#{cursor_flag}\u{1f}#{pane_width}\u{1f}#{pane_height}\u{1f}#{pane_in_mode}\u{1f}#{pane_dead}\u{1f}#{alternate_on}\u{1f}#{pane_current_command}\u{1f}#{pane_pid}\u{1f}#{window_activity}\u{1f}%s\u{1f}#{pane_title}";
 
 /// Build a Screen from the output of `display -p READ_FORMAT` + `capture-pane -p`.
-pub(crate) fn parse_read(pane: &str, out: &str, now_ms: u128) -> Result<Screen> {
+/// `issued_ms`: when the read was asked for, by this machine's clock, if the
+/// tmux server shares that clock (not over ssh); `now_ms`: when the reply came.
+pub(crate) fn parse_read(
+    pane: &str,
+    out: &str,
+    issued_ms: Option<u128>,
+    now_ms: u128,
+) -> Result<Screen> {
     let (head, grid) = out.split_once('\n').unwrap_or((out, ""));
     let f: Vec<&str> = head.split('\u{1f}').collect();
     if f.len() < 14 || f[0].is_empty() {
@@ -280,7 +288,7 @@ pub(crate) fn parse_read(pane: &str, out: &str, now_ms: u128) -> Result<Screen> 
         alternate_on: f[8] == "1",
         command: Some(normalise_command(f[9])).filter(|c| !c.is_empty()),
         pid: f[10].parse().ok(),
-        quiet_ms: quiet_ms(f[11], f[12]),
+        quiet_ms: quiet_ms(f[11], f[12], issued_ms),
         title: Some(f[13..].join("\u{1f}").trim_end().to_string()),
         taken_at_ms: now_ms,
         ..Screen::default()
@@ -296,16 +304,26 @@ pub(crate) fn parse_read(pane: &str, out: &str, now_ms: u128) -> Result<Screen> 
     Ok(s)
 }
 
-/// How long the window has surely had no output, from `#{window_activity}` and
-/// the server's `%s` (whole seconds, so one second is taken off): `None` when
-/// either is missing or the window had output in the last two seconds.
-fn quiet_ms(activity: &str, now: &str) -> Option<u64> {
+/// How long the window has surely had no output, from `#{window_activity}` (whole
+/// seconds: the last output came before the end of that second) and a clock:
+/// the server's `%s` (whole seconds too, so one more second is taken off), or,
+/// when the server shares this machine's clock, `issued_ms`, the moment the read
+/// was asked for (output after it would have moved `window_activity` on).
+/// `None` when nothing proves any quiet time.
+fn quiet_ms(activity: &str, now: &str, issued_ms: Option<u128>) -> Option<u64> {
     let (a, n) = (
         activity.trim().parse::<u64>().ok()?,
         now.trim().parse::<u64>().ok()?,
     );
-    let secs = n.checked_sub(a)?.checked_sub(1)?;
-    (secs > 0).then_some(secs * 1000)
+    let coarse = n.checked_sub(a)?.saturating_sub(1) * 1000;
+    // Only a clock that agrees with the server's to the second is trusted.
+    let fine = issued_ms
+        .map(|t| t as u64)
+        .filter(|t| (t / 1000).abs_diff(n) <= 1)
+        .and_then(|t| t.checked_sub((a + 1) * 1000))
+        .unwrap_or(0);
+    let q = coarse.max(fine);
+    (q > 0).then_some(q)
 }
 
 /// A user's target in a form that tmux does not match by prefix:
@@ -388,15 +406,21 @@ mod tests {
         };
         let out = format!("{}a\nb\n{}c\n", head("%1"), head("%2"));
         let panes = vec!["%1".to_string(), "%2".to_string()];
-        let v = parse_read_many(&panes, &out, 0).unwrap();
+        let v = parse_read_many(&panes, &out, None, 0).unwrap();
         assert_eq!(v[0].as_ref().unwrap().rows, vec!["a", "b"]);
         assert_eq!(v[1].as_ref().unwrap().rows, vec!["c", ""]);
         assert_eq!(v[0].as_ref().unwrap().quiet_ms, Some(4000));
-        assert_eq!(quiet_ms("100", "101"), None);
-        assert_eq!(quiet_ms("100", "102"), Some(1000));
-        assert_eq!(quiet_ms("100", "99"), None);
-        assert_eq!(quiet_ms("", "99"), None);
-        assert!(parse_read_many(&panes[..1], &out, 0).is_none());
+        assert_eq!(quiet_ms("100", "101", None), None);
+        assert_eq!(quiet_ms("100", "102", None), Some(1000));
+        assert_eq!(quiet_ms("100", "99", None), None);
+        assert_eq!(quiet_ms("", "99", None), None);
+        // this machine's clock, to the ms: quiet since the end of second 100
+        assert_eq!(quiet_ms("100", "101", Some(101_250)), Some(250));
+        assert_eq!(quiet_ms("100", "101", Some(100_900)), None);
+        assert_eq!(quiet_ms("100", "102", Some(102_400)), Some(1400));
+        // a clock that disagrees with the server's is not used
+        assert_eq!(quiet_ms("100", "101", Some(109_000)), None);
+        assert!(parse_read_many(&panes[..1], &out, None, 0).is_none());
         let locs =
             parse_locs("%3\u{1f}$1\u{1f}main\u{1f}2\u{1f}0\u{1f}42\u{1f}claude\u{1f}0\nbad\n");
         assert_eq!(locs.len(), 1);
@@ -413,18 +437,18 @@ mod tests {
     #[test]
     fn parses_a_read() {
         let out = "%1\u{1f}2\u{1f}3\u{1f}1\u{1f}80\u{1f}4\u{1f}0\u{1f}0\u{1f}1\u{1f}/usr/bin/node\u{1f}42\u{1f}1000\u{1f}1000\u{1f}t %s \u{1f}x  \nrow0\nrow1  \n";
-        let s = parse_read("%1", out, 7).unwrap();
+        let s = parse_read("%1", out, None, 7).unwrap();
         assert_eq!(s.cursor, Some((2, 3)));
         assert_eq!(s.rows, vec!["row0", "row1", "", ""]);
         assert_eq!(s.command.as_deref(), Some("node"));
         assert_eq!(s.pid, Some(42));
         assert_eq!(s.title.as_deref(), Some("t %s \u{1f}x"));
         assert_eq!(s.quiet_ms, None);
-        assert!(parse_read("%1", "\n", 0).is_err());
+        assert!(parse_read("%1", "\n", None, 0).is_err());
         // a NO-BREAK SPACE is content (Claude's input box), not trailing blank
         let out = "%1\u{1f}2\u{1f}0\u{1f}0\u{1f}10\u{1f}1\u{1f}0\u{1f}0\u{1f}0\u{1f}claude\u{1f}1\u{1f}\u{1f}\u{1f}\n\u{276f}\u{a0}  \n";
         assert_eq!(
-            parse_read("%1", out, 0).unwrap().rows,
+            parse_read("%1", out, None, 0).unwrap().rows,
             vec!["\u{276f}\u{a0}"]
         );
     }

@@ -170,6 +170,12 @@ impl Process {
         }
     }
 
+    /// Now, by this machine's clock, when the tmux server shares it (not over
+    /// ssh): a read's `issued_ms`.
+    pub(crate) fn issued(&self) -> Option<u128> {
+        (!self.launcher.remote).then(now_ms)
+    }
+
     pub(crate) fn unique_buffer() -> String {
         let n = BUFFER_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         format!("promptgate-{}-{}-{n}", std::process::id(), now_ms())
@@ -221,6 +227,7 @@ fn target_matches(target: &str, f: &[&str]) -> bool {
 
 impl Tmux for Process {
     fn read(&mut self, pane: &str) -> Result<Screen> {
+        let issued = self.issued();
         let out = self.run(
             &[
                 "display-message",
@@ -237,13 +244,14 @@ impl Tmux for Process {
             None,
             Some(pane),
         )?;
-        parse_read(pane, &out, now_ms())
+        parse_read(pane, &out, issued, now_ms())
     }
 
     /// One tmux client: the resolve reply, then the read's, for the same target.
     /// Any failure goes the two-call way, which names the error precisely.
     fn resolve_read(&mut self, target: &str) -> Result<(String, Screen)> {
         let t = exact_target(target);
+        let issued = self.issued();
         let out = self.run(
             &[
                 "display-message",
@@ -269,7 +277,7 @@ impl Tmux for Process {
         let one = out.ok().and_then(|out| {
             let (first, rest) = out.split_once('\n')?;
             let (pane, socket) = resolved(target, first).ok()?;
-            let screen = parse_read(&pane, rest, now_ms()).ok()?;
+            let screen = parse_read(&pane, rest, issued, now_ms()).ok()?;
             Some((pane, socket, screen))
         });
         match one {
@@ -411,10 +419,11 @@ impl Tmux for Process {
                 args.extend(["display-message", "-p", "-t", p, &head]);
                 args.extend([";", "capture-pane", "-p", "-t", p]);
             }
+            let issued = self.issued();
             let parsed = self
                 .run(&args, None, None)
                 .ok()
-                .and_then(|out| super::parse_read_many(batch, &out, now_ms()));
+                .and_then(|out| super::parse_read_many(batch, &out, issued, now_ms()));
             match parsed {
                 Some(v) => all.extend(v),
                 None => all.extend(batch.iter().map(|p| self.read(p))),
