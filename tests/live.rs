@@ -513,6 +513,7 @@ fn a_paste_is_one_call_and_never_reaches_a_dead_pane() {
         srv.capture(pane)
     );
 
+    guards_hold_writes_back(&srv, &mut t);
     pastes_never_reach_a_dead_or_missing_pane(&srv, &mut t);
 }
 
@@ -544,7 +545,50 @@ fn a_paste_over_control_mode_arrives_exact() {
     };
     assert_eq!(got, body);
 
+    guards_hold_writes_back(&srv, &mut t);
     pastes_never_reach_a_dead_or_missing_pane(&srv, &mut t);
+}
+
+/// A guarded paste or key goes only while the pane is as the look saw it: once
+/// the cursor has moved on, tmux holds both back (and drops the buffer).
+fn guards_hold_writes_back(srv: &TmuxServer, t: &mut dyn promptgate::tmux::Tmux) {
+    use promptgate::tmux::Guard;
+    let pane = srv.window(&["cat"]);
+    let shows = |what: &str, n: usize| {
+        let until = Instant::now() + Duration::from_secs(5);
+        while srv.capture(&pane).matches(what).count() < n {
+            assert!(
+                Instant::now() < until,
+                "{what} x{n}: {}",
+                srv.capture(&pane)
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    let look = t.read(&pane).unwrap();
+    let g = Guard::of(&look).expect("a read has a cursor");
+    assert!(t.paste_guarded(&pane, "held-1", Some(&g)).unwrap());
+    shows("held-1", 1);
+    // the echo moved the cursor on: the old look no longer holds
+    assert!(!t.paste_guarded(&pane, "never-1", Some(&g)).unwrap());
+    assert!(!t.send_key_guarded(&pane, "Enter", &g).unwrap());
+    let now = Guard::of(&t.read(&pane).unwrap()).unwrap();
+    assert_ne!(now, g);
+    assert!(t.send_key_guarded(&pane, "Enter", &now).unwrap());
+    // cat writes the line back once Enter ends it
+    shows("held-1", 2);
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        !srv.capture(&pane).contains("never-1"),
+        "{}",
+        srv.capture(&pane)
+    );
+    assert_eq!(
+        srv.tmux_out(&["list-buffers", "-F", "#{buffer_name}"])
+            .trim(),
+        ""
+    );
 }
 
 /// A paste into a dead pane (which would crash tmux 3.3a) and into a missing one

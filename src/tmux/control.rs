@@ -5,8 +5,11 @@
 //! anything the connection cannot do go through the one-shot backend, and if
 //! the connection cannot attach or dies, reads fall back to one-shot too.
 
-use super::process::paste_failed;
-use super::{exact_target, now_ms, parse_read, PaneInfo, Process, Server, Tmux, READ_FORMAT};
+use super::process::{not_pasted, paste_failed, Guarded};
+use super::{
+    exact_target, is_pane_id, now_ms, parse_read, Guard, PaneInfo, Process, Server, Tmux,
+    READ_FORMAT,
+};
 use crate::error::{Error, Result};
 use crate::screen::Screen;
 use std::io::{BufRead, BufReader, Write};
@@ -359,14 +362,18 @@ impl Control {
     }
 }
 
+/// The text of the last reply, if it was not an error.
+fn last_ok(replies: &Replies) -> String {
+    replies
+        .last()
+        .and_then(|r| r.as_ref().ok())
+        .cloned()
+        .unwrap_or_default()
+}
+
 /// The largest body pasted over the control connection; larger ones go through
 /// `load-buffer` from a tmux client's stdin.
 pub const CONTROL_PASTE_MAX: usize = 16 * 1024;
-
-fn is_pane_id(pane: &str) -> bool {
-    pane.strip_prefix('%')
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-}
 
 /// `text` as one double-quoted word of tmux's command language, on one line:
 /// `\`, `"`, `$` and `~` escaped (`~` would expand to a home directory), LF and
@@ -451,60 +458,61 @@ impl Tmux for Control {
         }
         self.one_shot.send_key(pane, key)
     }
+    /// Over the connection when there is one and the target is a pane id: the
+    /// same guarded if-shell as the one-shot way.
+    fn send_key_guarded(&mut self, pane: &str, key: &str, guard: &Guard) -> Result<bool> {
+        let send = format!("send-keys -t {pane} {}", tmux_quote(key));
+        if !(is_pane_id(pane) && self.conn.is_some()) || send.contains('\'') {
+            return self.one_shot.send_key_guarded(pane, key, guard);
+        }
+        let g = Guarded::new(pane, Some(guard), &send, None);
+        let line = format!("if-shell -F -t {pane} '{}' '{}' '{}'", g.cond, g.yes, g.no);
+        match self.exec(&line, Until::Marker(&g.mark)) {
+            None => self.one_shot.send_key_guarded(pane, key, guard),
+            Some(r) => g.outcome(pane, &last_ok(&r?), "send-keys"),
+        }
+    }
     /// Over the connection when there is one, the body fits a command line
     /// (at most [`CONTROL_PASTE_MAX`] bytes, no control bytes but TAB and LF) and
     /// the target is a pane id: `set-buffer` with the body quoted, then the same
-    /// dead-pane-guarded paste as the one-shot way. A fan-out's 16 pastes then
-    /// fork no tmux client. Never retried: a lost connection is an error.
-    fn paste(&mut self, pane: &str, text: &str) -> Result<()> {
+    /// guarded paste as the one-shot way. A fan-out's 16 pastes then fork no tmux
+    /// client. Never retried: a lost connection is an error.
+    fn paste_guarded(&mut self, pane: &str, text: &str, guard: Option<&Guard>) -> Result<bool> {
         let fits = text.len() <= CONTROL_PASTE_MAX
             && text
                 .chars()
                 .all(|c| c == '\t' || c == '\n' || !c.is_control());
         if !(fits && is_pane_id(pane) && self.conn.is_some()) {
-            return self.one_shot.paste(pane, text);
+            return self.one_shot.paste_guarded(pane, text, guard);
         }
         let buf = Process::unique_buffer();
         let (drop_buf, paste) = Process::paste_branches(&buf, pane);
-        // The last reply says whether the pane was dead; the marker ends the read
-        // however many blocks came before it.
-        let marker = format!("{buf}-dead=");
+        let g = Guarded::new(pane, guard, &paste, Some(&drop_buf));
+        // The read ends at the report, however many blocks came before it.
         let lines = format!(
             "set-buffer -b {buf} -- {}\n\
-             if-shell -F -t {pane} '#{{pane_dead}}' '{drop_buf}' '{paste}'\n\
-             display-message -p -t {pane} '{marker}#{{pane_dead}}#{{pane_id}}'",
-            tmux_quote(text)
+             if-shell -F -t {pane} '{}' '{}' '{}'",
+            tmux_quote(text),
+            g.cond,
+            g.yes,
+            g.no
         );
-        let Some(r) = self.exec(&lines, Until::Marker(&marker)) else {
-            return self.one_shot.paste(pane, text);
+        let Some(r) = self.exec(&lines, Until::Marker(&g.mark)) else {
+            return self.one_shot.paste_guarded(pane, text, guard);
         };
-        let replies = match r {
-            Ok(v) => v,
-            Err(e) => {
-                self.one_shot.drop_buffer(&buf);
-                return Err(e);
-            }
-        };
-        // set-buffer, if-shell, the command it ran, then the marker: all fine, and
-        // the pane (not some fallback) alive.
-        let last = replies.last().and_then(|r| r.as_ref().ok());
-        let state = last.map(|t| t.trim().trim_start_matches(marker.as_str()));
-        let all_ok = replies.iter().all(|r| r.is_ok());
-        match state {
-            Some(s) if all_ok && s == format!("0{pane}") => Ok(()),
-            Some(s) if all_ok && s == format!("1{pane}") => Err(paste_failed(format!(
-                "pane {pane} is dead; nothing was pasted"
-            ))),
-            _ => {
-                self.one_shot.drop_buffer(&buf);
-                let why = replies
-                    .iter()
-                    .find_map(|r| r.as_ref().err())
-                    .cloned()
-                    .unwrap_or_else(|| "no reply".into());
-                Err(paste_failed(format!("{pane}: {why}")))
-            }
+        // set-buffer, if-shell, the commands it ran: all fine, and the report.
+        let r = r.and_then(
+            |replies| match replies.iter().find_map(|r| r.as_ref().err()) {
+                Some(e) => Err(paste_failed(format!("{pane}: {e}"))),
+                None => g
+                    .outcome(pane, &last_ok(&replies), "paste-buffer")
+                    .and_then(|written| not_pasted(pane, guard, written)),
+            },
+        );
+        if r.is_err() {
+            self.one_shot.drop_buffer(&buf);
         }
+        r
     }
     fn cancel_mode(&mut self, pane: &str) -> Result<()> {
         self.one_shot.cancel_mode(pane)

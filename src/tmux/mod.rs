@@ -109,6 +109,12 @@ pub struct PaneInfo {
     pub dead: bool,
 }
 
+/// A pane id (`%3`), as opposed to a target that names a pane.
+pub(crate) fn is_pane_id(pane: &str) -> bool {
+    pane.strip_prefix('%')
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// `resolve`, then `read`: two round trips (the default `resolve_read`, and a
 /// backend's fallback when its one round trip does not fit).
 pub(crate) fn resolve_then_read<T: Tmux + ?Sized>(
@@ -134,8 +140,18 @@ pub trait Tmux {
     fn send_literal(&mut self, pane: &str, text: &str) -> Result<()>;
     /// `send-keys KEY`: one key by name, as its own tmux call.
     fn send_key(&mut self, pane: &str, key: &str) -> Result<()>;
-    /// `load-buffer -b <unique> -` from stdin, then `paste-buffer -d -p -r -b <unique>`.
-    fn paste(&mut self, pane: &str, text: &str) -> Result<()>;
+    /// `send_key`, but only while the pane is as `guard` saw it: tmux checks the
+    /// guard and writes the key in one step (`if-shell -F`), so nothing the agent
+    /// draws in between can come between the two. `Ok(false)`: not sent.
+    fn send_key_guarded(&mut self, pane: &str, key: &str, guard: &Guard) -> Result<bool>;
+    /// `load-buffer -b <unique> -` from stdin, then `paste-buffer -d -p -r -b <unique>`,
+    /// never into a dead pane; with a `guard`, only while the pane is as it saw it
+    /// (checked by tmux in the same step as the paste). `Ok(false)`: not pasted.
+    fn paste_guarded(&mut self, pane: &str, text: &str, guard: Option<&Guard>) -> Result<bool>;
+    /// `paste_guarded` with no guard.
+    fn paste(&mut self, pane: &str, text: &str) -> Result<()> {
+        self.paste_guarded(pane, text, None).map(drop)
+    }
     /// Leave copy or view mode (`send-keys -X cancel`).
     fn cancel_mode(&mut self, pane: &str) -> Result<()>;
     /// A stable name of the server (its socket path), for locks and logs.
@@ -154,6 +170,52 @@ pub trait Tmux {
         Err(Error::Other(
             "display-message is not supported by this tmux backend".into(),
         ))
+    }
+}
+
+/// What the last look saw of a pane, for tmux itself to check in the moment it
+/// writes (`if-shell -F` on a format): the pane alive, in no mode, the same size,
+/// screen, process, and the cursor where it was, shown or hidden as it was. A
+/// dialog that opens after the look moves or hides the cursor (for all three
+/// built-in agents; see fixtures/README.md), so a guarded write misses it
+/// rather than typing into it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Guard {
+    format: String,
+    expect: String,
+}
+
+impl Guard {
+    /// The guard for a screen; `None` when the read had no cursor.
+    pub fn of(s: &Screen) -> Option<Guard> {
+        let (x, y) = s.cursor?;
+        let mut format = String::from(
+            "#{pane_dead}/#{pane_in_mode}/#{pane_width}x#{pane_height}/#{alternate_on}/#{cursor_x}.#{cursor_y}",
+        );
+        let mut expect = format!(
+            "0/0/{}x{}/{}/{x}.{y}",
+            s.width, s.height, s.alternate_on as u8
+        );
+        if let Some(v) = s.cursor_visible {
+            format.push_str("/#{cursor_flag}");
+            expect.push_str(&format!("/{}", v as u8));
+        }
+        if let Some(pid) = s.pid {
+            format.push_str("/#{pane_pid}");
+            expect.push_str(&format!("/{pid}"));
+        }
+        Some(Guard { format, expect })
+    }
+
+    /// The format that tmux expands, in the moment of a guarded write, to
+    /// compare with [`Guard::expected`].
+    pub fn format(&self) -> &str {
+        &self.format
+    }
+
+    /// The value `format` had in the look.
+    pub fn expected(&self) -> &str {
+        &self.expect
     }
 }
 

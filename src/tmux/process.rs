@@ -1,7 +1,8 @@
 //! The one-shot backend: one tmux client process per call, time-boxed.
 
+use super::control::tmux_quote;
 use super::{
-    classify_failure, escape_trailing_semicolon, exact_target, now_ms, parse_read, PaneInfo,
+    classify_failure, escape_trailing_semicolon, exact_target, now_ms, parse_read, Guard, PaneInfo,
     Server, Tmux, READ_FORMAT,
 };
 use crate::error::{Error, Result};
@@ -150,9 +151,10 @@ impl Process {
         self.run(&["kill-server"], None, None).map(drop)
     }
 
-    /// The two branches of the `if-shell -F '#{pane_dead}'` that pastes buffer `buf`
-    /// into `pane`: drop the buffer if the pane is dead (a paste there crashes tmux
-    /// 3.3a), else paste it framed, LF kept, and drop it.
+    /// The write and the otherwise of the guarded paste (see [`Guarded`]) of
+    /// buffer `buf` into `pane`: paste it framed, LF kept, and drop it; or (the
+    /// pane dead, where a paste crashes tmux 3.3a, or not as the guard saw it)
+    /// only drop it.
     pub(crate) fn paste_branches(buf: &str, pane: &str) -> (String, String) {
         (
             format!("delete-buffer -b {buf}"),
@@ -335,13 +337,26 @@ impl Tmux for Process {
             .map(drop)
     }
 
-    fn paste(&mut self, pane: &str, text: &str) -> Result<()> {
+    fn send_key_guarded(&mut self, pane: &str, key: &str, guard: &Guard) -> Result<bool> {
+        let send = format!("send-keys -t {pane} {}", tmux_quote(key));
+        let g = Guarded::new(pane, Some(guard), &send, None);
+        let out = self.run(
+            &["if-shell", "-F", "-t", pane, &g.cond, &g.yes, &g.no],
+            None,
+            Some(pane),
+        )?;
+        g.outcome(pane, &out, "send-keys")
+    }
+
+    fn paste_guarded(&mut self, pane: &str, text: &str, guard: Option<&Guard>) -> Result<bool> {
         let buf = Self::unique_buffer();
         // One tmux client: load the body from stdin into a private buffer, paste it
-        // (and drop it) unless the pane is dead, then report pane_dead. paste-buffer
-        // into a dead pane crashes tmux 3.3a: the check and the paste run inside one
-        // if-shell, so the pane cannot die between them.
+        // (and drop it) if the pane is alive (and as the guard saw it), else drop
+        // it; then report what the check saw. paste-buffer into a dead pane crashes
+        // tmux 3.3a: the check and the paste run inside one if-shell, so the pane
+        // cannot die (or the agent redraw) between them.
         let (drop_buf, paste) = Self::paste_branches(&buf, pane);
+        let g = Guarded::new(pane, guard, &paste, Some(&drop_buf));
         let r = self.run(
             &[
                 "load-buffer",
@@ -353,33 +368,21 @@ impl Tmux for Process {
                 "-F",
                 "-t",
                 pane,
-                "#{pane_dead}",
-                &drop_buf,
-                &paste,
-                ";",
-                "display-message",
-                "-p",
-                "-t",
-                pane,
-                "#{pane_dead}",
+                &g.cond,
+                &g.yes,
+                &g.no,
             ],
             Some(text.as_bytes()),
             Some(pane),
         );
-        let dead = match r {
-            Ok(out) => out.lines().last().is_some_and(|l| l.trim() == "1"),
-            Err(e) => {
-                // The chain stopped part way: never leave our buffer behind.
-                self.drop_buffer(&buf);
-                return Err(e);
-            }
-        };
-        if dead {
-            return Err(paste_failed(format!(
-                "pane {pane} is dead; nothing was pasted"
-            )));
+        let r = r
+            .and_then(|out| g.outcome(pane, &out, "paste-buffer"))
+            .and_then(|written| not_pasted(pane, guard, written));
+        if r.is_err() {
+            // The chain stopped part way: never leave our buffer behind.
+            self.drop_buffer(&buf);
         }
-        Ok(())
+        r
     }
 
     fn cancel_mode(&mut self, pane: &str) -> Result<()> {
@@ -488,6 +491,76 @@ impl Process {
 }
 
 /// A paste that did not happen, and why.
+/// A guarded write: one `if-shell -F` whose condition is the guard (or only "the
+/// pane is alive"), and whose branches each end by printing a marked report. The
+/// report says which branch ran. (A report made by a later command could see the
+/// pane a moment later: over a control-mode connection tmux reads the agent's
+/// output between two command lines.) The reports name no pane, so that they
+/// print even when the pane is gone.
+pub(crate) struct Guarded {
+    pub mark: String,
+    pub cond: String,
+    pub yes: String,
+    pub no: String,
+}
+
+impl Guarded {
+    /// `write` if `pane` is alive and as `guard` saw it, else `otherwise`.
+    pub(crate) fn new(
+        pane: &str,
+        guard: Option<&Guard>,
+        write: &str,
+        otherwise: Option<&str>,
+    ) -> Guarded {
+        let mark = format!("{}-saw=", Process::unique_buffer());
+        let (mut format, mut expect) = match guard {
+            Some(g) => (g.format().to_string(), g.expected().to_string()),
+            None => ("#{pane_dead}".to_string(), "0".to_string()),
+        };
+        // tmux 3.3a's if-shell -F -t falls back to the client's pane when the
+        // target is gone: the condition names the pane it must be about.
+        if super::is_pane_id(pane) {
+            format = format!("#{{pane_id}}/{format}");
+            expect = format!("{pane}/{expect}");
+        }
+        let cond = format!("#{{==:{format},{expect}}}");
+        let report = |what: &str| format!("display-message -p \"{mark}{what}\"");
+        Guarded {
+            cond,
+            yes: format!("{write} ; {}", report("written")),
+            no: match otherwise {
+                Some(o) => format!("{o} ; {}", report("held")),
+                None => report("held"),
+            },
+            mark,
+        }
+    }
+
+    /// What the report in `out` says: written (`true`) or held back (`false`:
+    /// the pane dead, gone, or not as the guard saw it).
+    pub(crate) fn outcome(&self, pane: &str, out: &str, what: &str) -> Result<bool> {
+        match out.lines().find_map(|l| l.strip_prefix(self.mark.as_str())) {
+            Some("written") => Ok(true),
+            Some("held") => Ok(false),
+            _ => Err(Error::Tmux {
+                cmd: what.into(),
+                msg: format!("{pane}: tmux gave no report"),
+            }),
+        }
+    }
+}
+
+/// A paste with no guard that was held back: the pane is dead (a paste there
+/// would crash tmux 3.3a) or gone.
+pub(crate) fn not_pasted(pane: &str, guard: Option<&Guard>, written: bool) -> Result<bool> {
+    if guard.is_none() && !written {
+        return Err(paste_failed(format!(
+            "pane {pane} is dead or gone; nothing was pasted"
+        )));
+    }
+    Ok(written)
+}
+
 pub(crate) fn paste_failed(msg: String) -> Error {
     Error::Tmux {
         cmd: "paste-buffer".into(),
