@@ -11,7 +11,7 @@ use crate::gate::Clock;
 use crate::plan::{How, Plan};
 use crate::profile::Profile;
 use crate::screen::Screen;
-use crate::tmux::Tmux;
+use crate::tmux::{Guard, Tmux};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -36,6 +36,12 @@ pub fn check_same_pane(
     expected_pid: Option<u32>,
 ) -> Result<Screen> {
     let s = tmux.read(pane)?;
+    ensure_same_pane(pane, &s, expected_pid)?;
+    Ok(s)
+}
+
+/// A read shows the pane alive and still the process the gate saw.
+pub fn ensure_same_pane(pane: &str, s: &Screen, expected_pid: Option<u32>) -> Result<()> {
     if s.dead {
         return Err(Error::PaneChanged(pane.into(), "the pane is dead".into()));
     }
@@ -47,11 +53,20 @@ pub fn check_same_pane(
             ));
         }
     }
-    Ok(s)
+    Ok(())
 }
 
 /// Type the body chunks (not the submit). Aborts on the first failed write.
-pub fn type_body(tmux: &mut dyn Tmux, pane: &str, plan: &Plan, clock: &dyn Clock) -> Result<Typed> {
+/// With a `guard`, a first chunk that is a paste goes only while the pane is as
+/// the guard saw it (tmux checks both in one step): `Ok(None)` when it was not,
+/// and nothing was typed.
+pub fn type_body(
+    tmux: &mut dyn Tmux,
+    pane: &str,
+    plan: &Plan,
+    clock: &dyn Clock,
+    guard: Option<&Guard>,
+) -> Result<Option<Typed>> {
     let start = clock.now();
     let chunks = plan.body_chunks();
     let total = plan.chunks.len();
@@ -60,10 +75,13 @@ pub fn type_body(tmux: &mut dyn Tmux, pane: &str, plan: &Plan, clock: &dyn Clock
             clock.sleep(Duration::from_millis(c.delay_before_ms));
         }
         let r = match c.how {
-            How::Paste => tmux.paste(pane, &c.text),
-            How::Keys => tmux.send_literal(pane, &c.text),
+            How::Paste => tmux.paste_guarded(pane, &c.text, guard.filter(|_| i == 0)),
+            How::Keys => tmux.send_literal(pane, &c.text).map(|()| true),
             How::Submit => unreachable!("body_chunks holds no submit"),
         };
+        if matches!(r, Ok(false)) {
+            return Ok(None);
+        }
         if let Err(e) = r {
             return Err(Error::DeliveryFailed {
                 sent: i,
@@ -72,11 +90,11 @@ pub fn type_body(tmux: &mut dyn Tmux, pane: &str, plan: &Plan, clock: &dyn Clock
             });
         }
     }
-    Ok(Typed {
+    Ok(Some(Typed {
         chunks_sent: chunks.len(),
         type_ms: (clock.now() - start).as_millis() as u64,
         ..Typed::default()
-    })
+    }))
 }
 
 /// Wait until the typed body shows in the composer and the picture holds still
@@ -124,13 +142,18 @@ pub fn clear_draft(tmux: &mut dyn Tmux, pane: &str, profile: &Profile) -> Result
     Ok(())
 }
 
-/// Press the submit key, as its own tmux call.
-pub fn submit(tmux: &mut dyn Tmux, pane: &str, plan: &Plan) -> Result<()> {
+/// Press the submit key, as its own tmux call; with a `guard`, only while the
+/// pane is as the guard saw it (`Ok(false)`: not pressed).
+pub fn submit(tmux: &mut dyn Tmux, pane: &str, plan: &Plan, guard: Option<&Guard>) -> Result<bool> {
     let total = plan.chunks.len();
-    tmux.send_key(pane, &plan.submit().text)
-        .map_err(|e| Error::DeliveryFailed {
-            sent: total - 1,
-            total,
-            msg: e.to_string(),
-        })
+    let key = &plan.submit().text;
+    match guard {
+        Some(g) => tmux.send_key_guarded(pane, key, g),
+        None => tmux.send_key(pane, key).map(|()| true),
+    }
+    .map_err(|e| Error::DeliveryFailed {
+        sent: total - 1,
+        total,
+        msg: e.to_string(),
+    })
 }

@@ -46,7 +46,7 @@ fn fan_out_to_sixteen_panes_names_each_outcome() {
     assert_eq!(code(&o), 35, "some but not all consumed: {}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["summary"]["total"], 16);
-    assert_eq!(v["summary"]["consumed"], 13);
+    assert_eq!(v["summary"]["consumed"], 13, "{v}");
     let rows = v["targets"].as_array().unwrap();
     for (i, (pane, transcript)) in &panes {
         let row = rows

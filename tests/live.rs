@@ -232,6 +232,71 @@ fn a_dialog_that_opens_just_after_the_prompt_is_never_typed_into() {
     assert!(records(&transcript, "dialog-input").is_empty());
 }
 
+/// A dialog that opens after the body was typed, before the Enter: the Enter is
+/// held back (never accepting the dialog). With --wait-dialog the send waits for
+/// a person to close it and then submits the body it left in the composer, once;
+/// without, the receipt is refused (33) and the body stays in the composer.
+#[test]
+fn a_dialog_over_the_typed_body_holds_the_enter_back() {
+    for wait in [true, false] {
+        let srv = TmuxServer::new(100, 30, &[]);
+        // a long submit delay, so that the dialog (200 ms after the prompt is
+        // ready) opens over the typed body
+        let profiles = custom_profile(
+            srv.dir.path(),
+            "claude",
+            "slowclaude",
+            &[("paste_submit_delay_ms = 30", "paste_submit_delay_ms = 700")],
+        );
+        let (pane, transcript) = srv.fake(
+            "claude",
+            &["--blank-ms", "300", "--fault-late-dialog", "permission"],
+        );
+        let mut args = vec![
+            "--profiles",
+            profiles.to_str().unwrap(),
+            "send",
+            "--agent",
+            "slowclaude",
+            "-t",
+            &pane,
+            "--settle",
+            "0",
+            "--json",
+        ];
+        if wait {
+            args.push("--wait-dialog");
+        }
+        args.push("1. the body");
+        let child = srv
+            .pg_cmd(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        srv.wait_state(&pane, "dialog:permission", 10.0);
+        assert_eq!(records(&transcript, "prompt").len(), 0);
+        if wait {
+            std::thread::sleep(Duration::from_millis(1000));
+            srv.tmux(&["send-keys", "-t", &pane, "Enter"]); // the person
+        }
+        let o = child.wait_with_output().unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(records(&transcript, "dialog-input").is_empty(), "{out}");
+        if wait {
+            assert_eq!(code(&o), 0, "{out} {}", stderr(&o));
+            assert_eq!(prompts(&transcript), vec!["1. the body"]);
+            assert_eq!(records(&transcript, "dialog-dismissed").len(), 1);
+        } else {
+            assert_eq!(code(&o), 33, "{out} {}", stderr(&o));
+            assert!(prompts(&transcript).is_empty());
+            assert!(records(&transcript, "dialog-dismissed").is_empty());
+            assert!(srv.capture(&pane).contains("Do you want to proceed"));
+        }
+    }
+}
+
 /// An agent whose paste-burst window is longer than the profile's submit delay
 /// (a profile that types short lines as keys): the Enter becomes a newline,
 /// verify sees the body stranded with a blank last row, takes the newline back

@@ -3,7 +3,7 @@
 
 use super::{observe, observe_screen, out, read_body, refusal, secs, target};
 use crate::cli::SendArgs;
-use crate::deliver::{check_same_pane, settle, submit, type_body, Typed};
+use crate::deliver::{check_same_pane, ensure_same_pane, settle, submit, type_body, Typed};
 use crate::detect::{detect, State};
 use crate::error::{code, Error, Refusal, Result};
 use crate::gate::{Clock, GateResult, SystemClock};
@@ -11,7 +11,7 @@ use crate::lock::PaneLock;
 use crate::plan::{plan, sanitise, Plan};
 use crate::profile::{Profile, Profiles};
 use crate::screen::Screen;
-use crate::tmux::{Control, Process, Server, Tmux};
+use crate::tmux::{Control, Guard, Process, Server, Tmux};
 use crate::verify::{judge, Judgement, Receipt};
 use serde_json::json;
 use std::time::Duration;
@@ -243,7 +243,7 @@ pub fn deliver_to(
         let first = (lock.waited_ms == 0 && lock.last_held_ms < read_at).then_some(first.screen);
         Ok((server_key, agent, pl, lock, first))
     })();
-    let (server_key, agent, pl, lock, first) = match prep {
+    let (server_key, agent, pl, lock, mut first) = match prep {
         Ok(v) => v,
         Err(e) => return Outcome::failed(&pane, e),
     };
@@ -253,13 +253,49 @@ pub fn deliver_to(
     };
     let force = forced(a);
     let t_gate = clock.now();
-    let gate = match if force {
-        forced_gate(&mut tmux, profile, &pane)
-    } else {
-        run_gate(&mut tmux, profiles, profile, a, &pane, first)
-    } {
-        Ok(g) => g,
-        Err(e) => return Outcome::failed(&pane, e),
+    // Gate, then deliver; when the pane changed after the gate's last look and
+    // nothing was typed (the look before typing, or tmux's own check on the
+    // paste), gate again, a few times.
+    let mut regates: Vec<String> = Vec::new();
+    let mut untyped = false;
+    let (gate, run) = loop {
+        let gate = match if force {
+            forced_gate(&mut tmux, profile, &pane)
+        } else {
+            run_gate(&mut tmux, profiles, profile, a, &pane, first.take())
+        } {
+            Ok(g) => g,
+            Err(e) => return Outcome::failed(&pane, e),
+        };
+        if !gate.ready && !force {
+            break (gate, None);
+        }
+        let job = Job {
+            profile,
+            pane: &pane,
+            plan: &pl,
+            pid: gate.screen.pid,
+            gate_screen: &gate.screen,
+            args: a,
+            shared,
+            hook,
+        };
+        match job.run(&mut tmux, &clock) {
+            Ok(Step::Regate(why)) if regates.len() < MAX_REGATES => regates.push(why),
+            Ok(Step::Regate(why)) => {
+                untyped = true;
+                let e = Error::PaneChanged(
+                    pane.clone(),
+                    format!(
+                        "it changed after each of {} ready looks, before anything was typed; nothing typed (last: {why})",
+                        MAX_REGATES + 1
+                    ),
+                );
+                break (gate, Some(Err(e)));
+            }
+            Ok(Step::Done(d)) => break (gate, Some(Ok(*d))),
+            Err(e) => break (gate, Some(Err(e))),
+        }
     };
     let gate_ms = (clock.now() - t_gate).as_millis() as u64;
     let mut rec = json!({
@@ -275,9 +311,9 @@ pub fn deliver_to(
         "forced": force,
         "control_mode": tmux.connected(),
         "lock_waited_ms": lock.waited_ms,
-        "gate": {"ready": gate.ready, "state": gate.state.to_string(), "waited_ms": gate.waited_ms, "polls": gate.polls, "reason": gate.reason},
+        "gate": {"ready": gate.ready, "state": gate.state.to_string(), "waited_ms": gate.waited_ms, "polls": gate.polls, "reason": gate.reason, "regated": regates},
     });
-    if !gate.ready && !force {
+    let Some(run) = run else {
         let e = refusal(&gate.state, &gate.reason, gate.timed_out);
         rec["receipt"] = "not-sent".into();
         rec["error"] = e.to_string().into();
@@ -288,18 +324,8 @@ pub fn deliver_to(
             code: e.exit_code(),
             err: Some(e),
         };
-    }
-    let job = Job {
-        profile,
-        pane: &pane,
-        plan: &pl,
-        pid: gate.screen.pid,
-        gate_screen: &gate.screen,
-        args: a,
-        shared,
-        hook,
     };
-    let (code, err) = match job.run(&mut tmux, &clock) {
+    let (code, err) = match run {
         Ok((typed, j, resubmits, verify_ms)) => {
             rec["receipt"] = j.receipt.to_string().into();
             rec["evidence"] = serde_json::to_value(&j.evidence).unwrap_or_default();
@@ -308,7 +334,8 @@ pub fn deliver_to(
             (receipt_code(&j.receipt), None)
         }
         Err(e) => {
-            rec["receipt"] = "failed".into();
+            // nothing typed (the pane kept changing): not-sent, as a gate refusal
+            rec["receipt"] = if untyped { "not-sent" } else { "failed" }.into();
             rec["error"] = e.to_string().into();
             (e.exit_code(), Some(e))
         }
@@ -420,6 +447,19 @@ fn run_gate(
 
 type Delivered = (Typed, Judgement, u32, u64);
 
+/// How a delivery ended: done (whatever the receipt), or nothing typed because
+/// the pane changed after the gate's last look (gate again).
+enum Step {
+    Done(Box<Delivered>),
+    Regate(String),
+}
+
+/// How many times a send gates again when the pane changed before the paste.
+const MAX_REGATES: usize = 3;
+/// How many times tmux may hold the submit key back (the pane changed after the
+/// last look) before the send gives up, with the body typed.
+const MAX_HELD_BACK: u32 = 5;
+
 /// How old (ms) a screen may be and still count as the look before a write.
 const FRESH_MS: u128 = 20;
 
@@ -437,7 +477,7 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
-    fn run(&self, tmux: &mut Control, clock: &dyn Clock) -> Result<Delivered> {
+    fn run(&self, tmux: &mut Control, clock: &dyn Clock) -> Result<Step> {
         let Job {
             profile,
             pane,
@@ -463,22 +503,33 @@ impl Job<'_> {
         };
         let v0 = detect(profile, &s0);
         if !force && v0.state != State::Ready {
-            let why = format!("changed after the gate, before typing: {}", v0.reason());
-            return Err(refusal(&v0.state, &why, false));
+            return Ok(Step::Regate(format!(
+                "changed after the gate, before typing: {} ({})",
+                v0.state,
+                v0.reason()
+            )));
         }
         if let Some(h) = hook {
             h("typing");
         }
-        let mut typed = type_body(tmux, pane, pl, clock)?;
+        // tmux pastes only while the pane is as that look saw it
+        let guard = Guard::of(&s0);
+        let Some(mut typed) = type_body(tmux, pane, pl, clock, guard.as_ref())? else {
+            return Ok(Step::Regate(format!(
+                "changed after the gate's last look ({}), before the paste; tmux held it back",
+                guard.as_ref().map_or("", |g| g.expected())
+            )));
+        };
         let typed_at = clock.now();
         let kib = (pl.bytes_out as u64).div_ceil(1024);
         // Drawn and still for 60 ms, or for the whole submit delay when that is shorter.
+        let quiet = Duration::from_millis(pl.submit().delay_before_ms.min(60));
         let settled = settle(
             tmux,
             pane,
             profile,
             clock,
-            Duration::from_millis(pl.submit().delay_before_ms.min(60)),
+            quiet,
             Duration::from_millis(1500 + 20 * kib).min(Duration::from_secs(20)),
             &mut typed,
         )?;
@@ -491,28 +542,64 @@ impl Job<'_> {
         }
         // The last look before the submit key: never press it into a dialog. When
         // settle's last read is that fresh (no delay left to wait), it is that look.
-        let before = if fresh(&settled) {
+        let mut before = if fresh(&settled) {
             settled
         } else {
             check_same_pane(tmux, pane, pid)?
         };
-        let vb = detect(profile, &before);
-        if let State::Dialog(_) = vb.state {
-            let evidence = crate::detect::Evidence {
-                rule: "verify.dialog-before-submit".into(),
-                ..vb.evidence.clone()
-            };
-            let j = Judgement {
-                receipt: Receipt::Refused,
-                evidence,
-                verdict: vb,
-            };
-            return Ok((typed, j, 0, 0));
+        // tmux presses the key only while the pane is as the last look saw it; if
+        // it changed, look again once it holds still (through a dialog that someone
+        // closes, with --wait-dialog).
+        let mut held_back = 0;
+        loop {
+            let vb = detect(profile, &before);
+            if let State::Dialog(_) = vb.state {
+                if a.gate.wait_dialog && held_back <= MAX_HELD_BACK {
+                    held_back += 1;
+                    let wait = secs(a.gate.timeout);
+                    before = settle(tmux, pane, profile, clock, quiet, wait, &mut typed)?;
+                    if !matches!(detect(profile, &before).state, State::Dialog(_)) {
+                        continue;
+                    }
+                }
+                let evidence = crate::detect::Evidence {
+                    rule: "verify.dialog-before-submit".into(),
+                    ..vb.evidence.clone()
+                };
+                let j = Judgement {
+                    receipt: Receipt::Refused,
+                    evidence,
+                    verdict: vb,
+                };
+                return Ok(Step::Done(Box::new((typed, j, 0, 0))));
+            }
+            if let Some(h) = hook.filter(|_| held_back == 0) {
+                h("submitting");
+            }
+            let guard = Guard::of(&before);
+            if shared.in_slot(|| submit(tmux, pane, pl, guard.as_ref()))? {
+                break;
+            }
+            held_back += 1;
+            if held_back > MAX_HELD_BACK {
+                return Err(Error::PaneChanged(
+                    pane.to_string(),
+                    format!(
+                        "it kept changing in the moment before the submit ({held_back} looks); the body is typed but not submitted"
+                    ),
+                ));
+            }
+            before = settle(
+                tmux,
+                pane,
+                profile,
+                clock,
+                quiet,
+                secs(a.gate.timeout),
+                &mut typed,
+            )?;
+            ensure_same_pane(pane, &before, pid)?;
         }
-        if let Some(h) = hook {
-            h("submitting");
-        }
-        shared.in_slot(|| submit(tmux, pane, pl))?;
         typed.submit_at_ms = crate::tmux::now_ms() as u64;
         if a.no_verify {
             let j = Judgement {
@@ -523,7 +610,7 @@ impl Job<'_> {
                 },
                 verdict: detect(profile, &before),
             };
-            return Ok((typed, j, 0, 0));
+            return Ok(Step::Done(Box::new((typed, j, 0, 0))));
         }
         let (j, resubmits, ms) = verify_loop(
             tmux,
@@ -534,7 +621,16 @@ impl Job<'_> {
             secs(a.verify_timeout),
             clock,
         )?;
-        Ok((typed, j, resubmits, ms))
+        Ok(Step::Done(Box::new((typed, j, resubmits, ms))))
+    }
+}
+
+/// Press `key` only while the pane is as `look` showed it (tmux checks); `false`:
+/// held back. A look with no cursor cannot guard: the key goes as it is.
+fn press(tmux: &mut Control, pane: &str, key: &str, look: &Screen) -> Result<bool> {
+    match Guard::of(look) {
+        Some(g) => tmux.send_key_guarded(pane, key, &g),
+        None => tmux.send_key(pane, key).map(|()| true),
     }
 }
 
@@ -578,17 +674,24 @@ pub(crate) fn verify_loop(
                 {
                     // An Enter that became a newline left a blank last row: take
                     // it back first, or the agent would get the body plus "\n".
+                    // Each key only while the pane is as the last look saw it.
+                    let mut look = s;
+                    let mut pressed = true;
                     if j.verdict
                         .composer
                         .as_ref()
                         .is_some_and(|c| c.trailing_newline)
                     {
-                        tmux.send_key(pane, "BSpace")?;
-                        clock.sleep(Duration::from_millis(pl.submit().delay_before_ms));
+                        pressed = press(tmux, pane, "BSpace", &look)?;
+                        if pressed {
+                            clock.sleep(Duration::from_millis(pl.submit().delay_before_ms));
+                            look = tmux.read(pane)?;
+                        }
                     }
-                    tmux.send_key(pane, &pl.submit().text)?;
-                    resubmits += 1;
-                    last_press = now;
+                    if pressed && press(tmux, pane, &pl.submit().text, &look)? {
+                        resubmits += 1;
+                        last_press = now;
+                    }
                     stranded_since = None;
                 }
             }
