@@ -108,6 +108,25 @@ fn proc_matches(pr: &Proc, name: &str) -> bool {
     })
 }
 
+/// How long ago process `pid` started, from this machine's `/proc` (its start
+/// time survives `exec`, so for a pane's process this is the pane's age).
+pub fn process_age(pid: u32) -> Option<std::time::Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // fields after the comm's last ')' start at field 3; starttime is field 22
+    let after = &stat[stat.rfind(')')? + 2..];
+    let start_ticks: f64 = after.split(' ').nth(22 - 3)?.parse().ok()?;
+    let uptime: f64 = std::fs::read_to_string("/proc/uptime")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0)
+        .then(|| std::time::Duration::from_secs_f64((uptime - start_ticks / hz as f64).max(0.0)))
+}
+
 /// The processes under `root` (itself included), read from `/proc`. Empty where
 /// there is no `/proc`.
 pub fn process_tree(root: u32) -> Vec<Proc> {
@@ -204,6 +223,13 @@ mod tests {
             (i.agent.as_deref(), i.how.as_str()),
             (Some("gemini"), "screen-signature")
         );
+    }
+
+    #[test]
+    fn this_process_is_young() {
+        let age = process_age(std::process::id()).unwrap();
+        assert!(age < std::time::Duration::from_secs(600), "{age:?}");
+        assert!(process_age(u32::MAX).is_none());
     }
 
     #[test]

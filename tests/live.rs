@@ -232,6 +232,32 @@ fn a_dialog_that_opens_just_after_the_prompt_is_never_typed_into() {
     assert!(records(&transcript, "dialog-input").is_empty());
 }
 
+/// A send issued the moment a pane is opened, while its process is still a shell
+/// that will exec the agent: the agent is not on screen or in the process list
+/// yet, so the send looks again (for up to 2 s of the pane's life) instead of
+/// refusing the pane as not an agent; then it waits out the start-up and lands.
+#[test]
+fn a_send_at_launch_waits_for_the_agent_to_appear() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let transcript = srv.dir.path().join("launch.jsonl");
+    let script = format!(
+        "sleep 0.6; exec {} fake-agent --like codex --transcript {}",
+        bin().display(),
+        transcript.display()
+    );
+    let pane = srv.window(&["sh", "-c", &script]);
+    let o = srv.pg(&["send", "-t", &pane, "--json", "right after launch"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(prompts(&transcript), vec!["right after launch"]);
+
+    // a shell that stays a shell is still refused, once the grace is over
+    let pane = srv.window(&["sh"]);
+    let t0 = Instant::now();
+    let o = srv.pg(&["send", "-t", &pane, "never"]);
+    assert_eq!(code(&o), 24, "{}", stderr(&o));
+    assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());
+}
+
 /// A dialog that opens after the body was typed, before the Enter: the Enter is
 /// held back (never accepting the dialog). With --wait-dialog the send waits for
 /// a person to close it and then submits the body it left in the composer, once;

@@ -101,6 +101,42 @@ pub fn observe(
     observe_screen(profiles, agent, pane, screen)
 }
 
+/// A pane whose process started less than this ago may still be turning into its
+/// agent (`sh -c`, a launcher or wrapper that execs it): it is looked at again.
+pub const LAUNCH_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// [`observe_screen`]; when no agent is identified (and none was named) in a pane
+/// whose process is younger than [`LAUNCH_GRACE`], read it again every 50 ms until
+/// one is, or the grace is over. Returns the observation and when (Unix ms) the
+/// read it rests on was asked for.
+pub fn observe_at_launch(
+    tmux: &mut dyn Tmux,
+    profiles: &Profiles,
+    agent: Option<&str>,
+    pane: &str,
+    screen: Screen,
+    read_at: u128,
+) -> Result<(Observed, u128)> {
+    let mut o = observe_screen(profiles, agent, pane, screen)?;
+    let mut at = read_at;
+    let young = |o: &Observed| {
+        o.identity.agent.is_none()
+            && agent.is_none()
+            && !o.screen.dead
+            && !crate::tmux::is_remote()
+            && o.screen
+                .pid
+                .and_then(crate::identify::process_age)
+                .is_some_and(|age| age < LAUNCH_GRACE)
+    };
+    while young(&o) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        at = crate::tmux::now_ms();
+        o = observe(tmux, profiles, agent, pane)?;
+    }
+    Ok((o, at))
+}
+
 pub fn observe_screen(
     profiles: &Profiles,
     agent: Option<&str>,

@@ -1,7 +1,7 @@
 //! `promptgate send`: the main job. Sanitise first (a bad body types nothing),
 //! then identify, lock the pane, gate, type, settle, submit, and verify.
 
-use super::{observe, observe_screen, out, read_body, refusal, secs, target};
+use super::{observe, observe_at_launch, out, read_body, refusal, secs, target};
 use crate::cli::SendArgs;
 use crate::deliver::{check_same_pane, ensure_same_pane, settle, submit, type_body, Typed};
 use crate::detect::{detect, State};
@@ -228,7 +228,15 @@ pub fn deliver_to(
     };
     let prep = (|| {
         let server_key = tmux.server_key()?;
-        let first = observe_screen(profiles, a.agent.as_deref(), &pane, screen)?;
+        // a pane launched a moment ago may not show its agent yet
+        let (first, read_at) = observe_at_launch(
+            &mut tmux,
+            profiles,
+            a.agent.as_deref(),
+            &pane,
+            screen,
+            read_at,
+        )?;
         let Some(agent) = first.identity.agent.clone() else {
             return Err(refusal(
                 &first.verdict.state,
