@@ -491,6 +491,30 @@ mod tests {
     }
 
     #[test]
+    fn a_guard_is_what_the_look_saw() {
+        let out = "%1\u{1f}2\u{1f}3\u{1f}1\u{1f}80\u{1f}24\u{1f}0\u{1f}0\u{1f}1\u{1f}node\u{1f}42\u{1f}\u{1f}\u{1f}t\nrow\n";
+        let s = parse_read("%1", out, None, 0).unwrap();
+        let g = Guard::of(&s).unwrap();
+        assert_eq!(
+            g.format(),
+            "#{pane_dead}/#{pane_in_mode}/#{pane_width}x#{pane_height}/#{alternate_on}/#{cursor_x}.#{cursor_y}/#{cursor_flag}/#{pane_pid}"
+        );
+        assert_eq!(g.expected(), "0/0/80x24/1/2.3/1/42");
+        // no cursor, no guard
+        let none = Screen {
+            cursor: None,
+            ..s.clone()
+        };
+        assert!(Guard::of(&none).is_none());
+        // a moved cursor is another guard
+        let moved = Screen {
+            cursor: Some((2, 4)),
+            ..s
+        };
+        assert_ne!(Guard::of(&moved), Some(g));
+    }
+
+    #[test]
     fn trailing_semicolon_is_escaped() {
         assert_eq!(escape_trailing_semicolon("a;"), "a\\;");
         assert_eq!(escape_trailing_semicolon("a;b"), "a;b");
