@@ -266,6 +266,7 @@ pub fn deliver_to(
     // paste), gate again, a few times.
     let mut regates: Vec<String> = Vec::new();
     let mut untyped = false;
+    let mut opened_ms;
     let (gate, run) = loop {
         let gate = match if force {
             forced_gate(&mut tmux, profile, &pane)
@@ -275,6 +276,8 @@ pub fn deliver_to(
             Ok(g) => g,
             Err(e) => return Outcome::failed(&pane, e),
         };
+        // the receipt's time: when the gate opened, right before typing
+        opened_ms = crate::tmux::now_ms();
         if !gate.ready && !force {
             break (gate, None);
         }
@@ -307,7 +310,7 @@ pub fn deliver_to(
     };
     let gate_ms = (clock.now() - t_gate).as_millis() as u64;
     let mut rec = json!({
-        "time_ms": crate::tmux::now_ms() as u64,
+        "time_ms": opened_ms as u64,
         "pane": pane,
         "server": server_key,
         "agent": agent,
