@@ -535,15 +535,8 @@ impl Job<'_> {
         let kib = (pl.bytes_out as u64).div_ceil(1024);
         // Drawn and still for 60 ms, or for the whole submit delay when that is shorter.
         let quiet = Duration::from_millis(pl.submit().delay_before_ms.min(60));
-        let settled = settle(
-            tmux,
-            pane,
-            profile,
-            clock,
-            quiet,
-            Duration::from_millis(1500 + 20 * kib).min(Duration::from_secs(20)),
-            &mut typed,
-        )?;
+        let settle_max = Duration::from_millis(1500 + 20 * kib).min(Duration::from_secs(20));
+        let settled = settle(tmux, pane, profile, clock, quiet, settle_max, &mut typed)?;
         // The submit delay runs from when the body showed on screen (the agent had
         // read it all), not from when tmux took it: a loaded agent reads late.
         let delay = Duration::from_millis(pl.submit().delay_before_ms);
@@ -562,6 +555,7 @@ impl Job<'_> {
         // it changed, look again once it holds still (through a dialog that someone
         // closes, with --wait-dialog).
         let mut held_back = 0;
+        let mut announced = false;
         loop {
             let vb = detect(profile, &before);
             if let State::Dialog(_) = vb.state {
@@ -584,8 +578,9 @@ impl Job<'_> {
                 };
                 return Ok(Step::Done(Box::new((typed, j, 0, 0))));
             }
-            if let Some(h) = hook.filter(|_| held_back == 0) {
+            if let Some(h) = hook.filter(|_| !announced) {
                 h("submitting");
+                announced = true;
             }
             let guard = Guard::of(&before);
             if shared.in_slot(|| submit(tmux, pane, pl, guard.as_ref()))? {
@@ -600,15 +595,7 @@ impl Job<'_> {
                     ),
                 ));
             }
-            before = settle(
-                tmux,
-                pane,
-                profile,
-                clock,
-                quiet,
-                secs(a.gate.timeout),
-                &mut typed,
-            )?;
+            before = settle(tmux, pane, profile, clock, quiet, settle_max, &mut typed)?;
             ensure_same_pane(pane, &before, pid)?;
         }
         typed.submit_at_ms = crate::tmux::now_ms() as u64;
