@@ -260,7 +260,8 @@ pub fn deliver_to(
         Err(e) => return Outcome::failed(&pane, e),
     };
     let force = forced(a);
-    let t_gate = clock.now();
+    // time spent gating (every gate, if it gated again), not delivering
+    let mut gate_time = Duration::ZERO;
     // Gate, then deliver; when the pane changed after the gate's last look and
     // nothing was typed (the look before typing, or tmux's own check on the
     // paste), gate again, a few times.
@@ -268,6 +269,7 @@ pub fn deliver_to(
     let mut untyped = false;
     let mut opened_ms;
     let (gate, run) = loop {
+        let t_gate = clock.now();
         let gate = match if force {
             forced_gate(&mut tmux, profile, &pane)
         } else {
@@ -276,6 +278,7 @@ pub fn deliver_to(
             Ok(g) => g,
             Err(e) => return Outcome::failed(&pane, e),
         };
+        gate_time += clock.now() - t_gate;
         // the receipt's time: when the gate opened, right before typing
         opened_ms = crate::tmux::now_ms();
         if !gate.ready && !force {
@@ -308,7 +311,7 @@ pub fn deliver_to(
             Err(e) => break (gate, Some(Err(e))),
         }
     };
-    let gate_ms = (clock.now() - t_gate).as_millis() as u64;
+    let gate_ms = gate_time.as_millis() as u64;
     let mut rec = json!({
         "time_ms": opened_ms as u64,
         "pane": pane,
