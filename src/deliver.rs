@@ -142,16 +142,19 @@ pub fn clear_draft(tmux: &mut dyn Tmux, pane: &str, profile: &Profile) -> Result
     Ok(())
 }
 
-/// Press the submit key, as its own tmux call; with a `guard`, only while the
-/// pane is as the guard saw it (`Ok(false)`: not pressed).
-pub fn submit(tmux: &mut dyn Tmux, pane: &str, plan: &Plan, guard: Option<&Guard>) -> Result<bool> {
-    let total = plan.chunks.len();
-    let key = &plan.submit().text;
+/// Press `key`, as its own tmux call; with a `guard`, only while the pane is as
+/// the guard saw it (`Ok(false)`: not pressed).
+pub fn press(tmux: &mut dyn Tmux, pane: &str, key: &str, guard: Option<&Guard>) -> Result<bool> {
     match guard {
         Some(g) => tmux.send_key_guarded(pane, key, g),
         None => tmux.send_key(pane, key).map(|()| true),
     }
-    .map_err(|e| Error::DeliveryFailed {
+}
+
+/// Press the submit key ([`press`]).
+pub fn submit(tmux: &mut dyn Tmux, pane: &str, plan: &Plan, guard: Option<&Guard>) -> Result<bool> {
+    let total = plan.chunks.len();
+    press(tmux, pane, &plan.submit().text, guard).map_err(|e| Error::DeliveryFailed {
         sent: total - 1,
         total,
         msg: e.to_string(),

@@ -3,7 +3,7 @@
 
 use super::{observe, observe_at_launch, out, read_body, refusal, secs, target};
 use crate::cli::SendArgs;
-use crate::deliver::{check_same_pane, ensure_same_pane, settle, submit, type_body, Typed};
+use crate::deliver::{check_same_pane, ensure_same_pane, press, settle, submit, type_body, Typed};
 use crate::detect::{detect, State};
 use crate::error::{code, Error, Refusal, Result};
 use crate::gate::{Clock, GateResult, SystemClock};
@@ -626,15 +626,6 @@ impl Job<'_> {
     }
 }
 
-/// Press `key` only while the pane is as `look` showed it (tmux checks); `false`:
-/// held back. A look with no cursor cannot guard: the key goes as it is.
-fn press(tmux: &mut Control, pane: &str, key: &str, look: &Screen) -> Result<bool> {
-    match Guard::of(look) {
-        Some(g) => tmux.send_key_guarded(pane, key, &g),
-        None => tmux.send_key(pane, key).map(|()| true),
-    }
-}
-
 /// Watch until consumed or refused; press submit again (bounded) while stranded.
 pub(crate) fn verify_loop(
     tmux: &mut Control,
@@ -675,7 +666,8 @@ pub(crate) fn verify_loop(
                 {
                     // An Enter that became a newline left a blank last row: take
                     // it back first, or the agent would get the body plus "\n".
-                    // Each key only while the pane is as the last look saw it.
+                    // Each key only while the pane is as the last look saw it (a
+                    // look with no cursor cannot guard: the key goes as it is).
                     let mut look = s;
                     let mut pressed = true;
                     if j.verdict
@@ -683,13 +675,13 @@ pub(crate) fn verify_loop(
                         .as_ref()
                         .is_some_and(|c| c.trailing_newline)
                     {
-                        pressed = press(tmux, pane, "BSpace", &look)?;
+                        pressed = press(tmux, pane, "BSpace", Guard::of(&look).as_ref())?;
                         if pressed {
                             clock.sleep(Duration::from_millis(pl.submit().delay_before_ms));
                             look = tmux.read(pane)?;
                         }
                     }
-                    if pressed && press(tmux, pane, &pl.submit().text, &look)? {
+                    if pressed && press(tmux, pane, &pl.submit().text, Guard::of(&look).as_ref())? {
                         resubmits += 1;
                         last_press = now;
                     }

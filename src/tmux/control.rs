@@ -461,11 +461,10 @@ impl Tmux for Control {
     /// Over the connection when there is one and the target is a pane id: the
     /// same guarded if-shell as the one-shot way.
     fn send_key_guarded(&mut self, pane: &str, key: &str, guard: &Guard) -> Result<bool> {
-        let send = format!("send-keys -t {pane} {}", tmux_quote(key));
-        if !(is_pane_id(pane) && self.conn.is_some()) || send.contains('\'') {
+        let g = Guarded::key(pane, key, guard);
+        if !(is_pane_id(pane) && self.conn.is_some()) || g.yes.contains('\'') {
             return self.one_shot.send_key_guarded(pane, key, guard);
         }
-        let g = Guarded::new(pane, Some(guard), &send, None);
         let line = format!("if-shell -F -t {pane} '{}' '{}' '{}'", g.cond, g.yes, g.no);
         match self.exec(&line, Until::Marker(&g.mark)) {
             None => self.one_shot.send_key_guarded(pane, key, guard),
@@ -486,8 +485,7 @@ impl Tmux for Control {
             return self.one_shot.paste_guarded(pane, text, guard);
         }
         let buf = Process::unique_buffer();
-        let (drop_buf, paste) = Process::paste_branches(&buf, pane);
-        let g = Guarded::new(pane, guard, &paste, Some(&drop_buf));
+        let g = Guarded::paste(pane, &buf, guard);
         // The read ends at the report, however many blocks came before it.
         let lines = format!(
             "set-buffer -b {buf} -- {}\n\

@@ -151,17 +151,6 @@ impl Process {
         self.run(&["kill-server"], None, None).map(drop)
     }
 
-    /// The write and the otherwise of the guarded paste (see [`Guarded`]) of
-    /// buffer `buf` into `pane`: paste it framed, LF kept, and drop it; or (the
-    /// pane dead, where a paste crashes tmux 3.3a, or not as the guard saw it)
-    /// only drop it.
-    pub(crate) fn paste_branches(buf: &str, pane: &str) -> (String, String) {
-        (
-            format!("delete-buffer -b {buf}"),
-            format!("paste-buffer -d -p -r -b {buf} -t {pane}"),
-        )
-    }
-
     /// Delete our buffer `buf` if it is still there.
     pub(crate) fn drop_buffer(&self, buf: &str) {
         let left = self
@@ -338,8 +327,7 @@ impl Tmux for Process {
     }
 
     fn send_key_guarded(&mut self, pane: &str, key: &str, guard: &Guard) -> Result<bool> {
-        let send = format!("send-keys -t {pane} {}", tmux_quote(key));
-        let g = Guarded::new(pane, Some(guard), &send, None);
+        let g = Guarded::key(pane, key, guard);
         let out = self.run(
             &["if-shell", "-F", "-t", pane, &g.cond, &g.yes, &g.no],
             None,
@@ -350,13 +338,9 @@ impl Tmux for Process {
 
     fn paste_guarded(&mut self, pane: &str, text: &str, guard: Option<&Guard>) -> Result<bool> {
         let buf = Self::unique_buffer();
-        // One tmux client: load the body from stdin into a private buffer, paste it
-        // (and drop it) if the pane is alive (and as the guard saw it), else drop
-        // it; then report what the check saw. paste-buffer into a dead pane crashes
-        // tmux 3.3a: the check and the paste run inside one if-shell, so the pane
-        // cannot die (or the agent redraw) between them.
-        let (drop_buf, paste) = Self::paste_branches(&buf, pane);
-        let g = Guarded::new(pane, guard, &paste, Some(&drop_buf));
+        // One tmux client: load the body from stdin into a private buffer, then the
+        // guarded paste (see `Guarded::paste`), whose branch reports which it did.
+        let g = Guarded::paste(pane, &buf, guard);
         let r = self.run(
             &[
                 "load-buffer",
@@ -490,7 +474,6 @@ impl Process {
     }
 }
 
-/// A paste that did not happen, and why.
 /// A guarded write: one `if-shell -F` whose condition is the guard (or only "the
 /// pane is alive"), and whose branches each end by printing a marked report. The
 /// report says which branch ran. (A report made by a later command could see the
@@ -505,13 +488,27 @@ pub(crate) struct Guarded {
 }
 
 impl Guarded {
+    /// Paste buffer `buf` into `pane` (framed, LF kept) and drop it; or, the pane
+    /// dead (where a paste crashes tmux 3.3a), gone or not as the guard saw it,
+    /// only drop it. The check and the paste run inside one if-shell, so the pane
+    /// cannot die (or the agent redraw) between them.
+    pub(crate) fn paste(pane: &str, buf: &str, guard: Option<&Guard>) -> Guarded {
+        Guarded::new(
+            pane,
+            guard,
+            &format!("paste-buffer -d -p -r -b {buf} -t {pane}"),
+            Some(&format!("delete-buffer -b {buf}")),
+        )
+    }
+
+    /// Send `key` to `pane` only while it is as `guard` saw it.
+    pub(crate) fn key(pane: &str, key: &str, guard: &Guard) -> Guarded {
+        let send = format!("send-keys -t {pane} {}", tmux_quote(key));
+        Guarded::new(pane, Some(guard), &send, None)
+    }
+
     /// `write` if `pane` is alive and as `guard` saw it, else `otherwise`.
-    pub(crate) fn new(
-        pane: &str,
-        guard: Option<&Guard>,
-        write: &str,
-        otherwise: Option<&str>,
-    ) -> Guarded {
+    fn new(pane: &str, guard: Option<&Guard>, write: &str, otherwise: Option<&str>) -> Guarded {
         let mark = format!("{}-saw=", Process::unique_buffer());
         let (mut format, mut expect) = match guard {
             Some(g) => (g.format().to_string(), g.expected().to_string()),
