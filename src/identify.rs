@@ -108,13 +108,19 @@ fn proc_matches(pr: &Proc, name: &str) -> bool {
     })
 }
 
+/// Field `n` (1-based, as proc(5) numbers them: 4 ppid, 22 starttime) of a
+/// `/proc/PID/stat` line. The comm (field 2) is in parentheses and may hold
+/// spaces: the fields from 3 on follow its last `)`.
+fn stat_field(stat: &str, n: usize) -> Option<&str> {
+    let after = &stat[stat.rfind(')')? + 2..];
+    after.split(' ').nth(n.checked_sub(3)?)
+}
+
 /// How long ago process `pid` started, from this machine's `/proc` (its start
 /// time survives `exec`, so for a pane's process this is the pane's age).
 pub fn process_age(pid: u32) -> Option<std::time::Duration> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // fields after the comm's last ')' start at field 3; starttime is field 22
-    let after = &stat[stat.rfind(')')? + 2..];
-    let start_ticks: f64 = after.split(' ').nth(22 - 3)?.parse().ok()?;
+    let start_ticks: f64 = stat_field(&stat, 22)?.parse().ok()?;
     let uptime: f64 = std::fs::read_to_string("/proc/uptime")
         .ok()?
         .split_whitespace()
@@ -141,13 +147,7 @@ pub fn process_tree(root: u32) -> Vec<Proc> {
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
             continue;
         };
-        // the comm field is in parentheses and may hold spaces: ppid follows the last ')'
-        let Some(after) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
-            continue;
-        };
-        let ppid = after
-            .split(' ')
-            .nth(1)
+        let ppid = stat_field(&stat, 4)
             .and_then(|s| s.parse().ok())
             .unwrap_or(0);
         all.push((pid, ppid));
@@ -223,6 +223,15 @@ mod tests {
             (i.agent.as_deref(), i.how.as_str()),
             (Some("gemini"), "screen-signature")
         );
+    }
+
+    #[test]
+    fn stat_fields_count_past_a_comm_with_spaces() {
+        let stat = "42 (a b) c) S 7 42 42 0 -1 4 0 0 0 0 1 2 0 0 20 0 1 0 987654 1 2";
+        assert_eq!(stat_field(stat, 3), Some("S"));
+        assert_eq!(stat_field(stat, 4), Some("7"));
+        assert_eq!(stat_field(stat, 22), Some("987654"));
+        assert_eq!(stat_field(stat, 2), None);
     }
 
     #[test]
