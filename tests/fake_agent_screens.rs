@@ -443,6 +443,56 @@ fn start_up_frames_and_dialogs() {
         1,
         "the late dialog comes once"
     );
+
+    // `--late-dialog-flash-ms`: the composer before the late dialog is the
+    // not-ready start-up look (as codex flashes before its first-run dialogs),
+    // and what is typed during it reaches the dialog.
+    for like in ["claude", "codex", "gemini"] {
+        let p = Pane::start(
+            like,
+            &[
+                "--fault-late-dialog",
+                "trust",
+                "--late-dialog-flash-ms",
+                "600",
+            ],
+        );
+        let end = Instant::now() + Duration::from_secs(4);
+        let mut typed = false;
+        loop {
+            let (v, s) = p.verdict();
+            let st = v.state.to_string();
+            if st == "dialog:trust" {
+                break;
+            }
+            assert_eq!(
+                st,
+                "starting",
+                "{like}: the flash before the late dialog read {st} ({})\n{}",
+                v.reason(),
+                s.rows.join("\n")
+            );
+            if !typed && !s.rows.iter().all(|r| r.trim().is_empty()) {
+                p.keys("x");
+                typed = true;
+            }
+            assert!(Instant::now() < end, "{like}: no late dialog");
+            std::thread::sleep(Duration::from_millis(15));
+        }
+        let end = Instant::now() + Duration::from_secs(2);
+        while p.kinds("dialog-input").is_empty() {
+            assert!(Instant::now() < end, "{like}: the flash's key is lost");
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        assert!(
+            p.kinds("ready").is_empty(),
+            "{like}: ready before the dialog"
+        );
+        p.key("Enter");
+        p.wait_state("ready", 2.0);
+        assert_eq!(p.kinds("ready").len(), 1);
+        assert!(p.prompts().is_empty());
+    }
 }
 
 /// `--fault-read-1022`: unframed reads of exactly 1022 bytes are lost; pastes are not.

@@ -116,6 +116,11 @@ pub struct FakeAgentArgs {
     /// Fault: about 200 ms after the composer is ready (before any prompt) this dialog appears.
     #[arg(long, value_enum, value_name = "KIND")]
     pub fault_late_dialog: Option<DialogKind>,
+    /// With --fault-late-dialog: as codex does before its first-run dialogs, draw the
+    /// not-ready start-up composer (the --composer-flash-ms look) for MS instead of a
+    /// ready composer, then open the dialog. Keys typed meanwhile go to the dialog.
+    #[arg(long, value_name = "MS", requires = "fault_late_dialog")]
+    pub late_dialog_flash_ms: Option<u64>,
 }
 
 const TICK: Duration = Duration::from_millis(80);
@@ -178,6 +183,8 @@ struct App {
     ready_logged: bool,
     late_dialog_at: Option<Instant>,
     late_dialog_done: bool,
+    /// Keys that came during the flash before the late dialog: the dialog gets them.
+    flash_keys: Vec<Key>,
     prompts: u32,
     last_esc: Option<Instant>,
     burst: Burst,
@@ -225,6 +232,7 @@ pub fn run(args: &FakeAgentArgs) -> anyhow::Result<()> {
         ready_logged: false,
         late_dialog_at: None,
         late_dialog_done: false,
+        flash_keys: Vec::new(),
         prompts: 0,
         last_esc: None,
         burst: Burst::default(),
@@ -408,13 +416,19 @@ impl App {
     }
 
     fn composer_ready(&mut self, now: Instant) {
+        if self.args.fault_late_dialog.is_some() && !self.late_dialog_done {
+            self.late_dialog_done = true;
+            if let Some(ms) = self.args.late_dialog_flash_ms {
+                // not ready yet: the start-up composer, then the dialog
+                self.stage = Stage::Flash;
+                self.late_dialog_at = Some(now + Duration::from_millis(ms));
+                return;
+            }
+            self.late_dialog_at = Some(now + LATE_DIALOG_AFTER);
+        }
         if !self.ready_logged {
             self.ready_logged = true;
             self.log.rec("ready", &[]);
-        }
-        if self.args.fault_late_dialog.is_some() && !self.late_dialog_done {
-            self.late_dialog_done = true;
-            self.late_dialog_at = Some(now + LATE_DIALOG_AFTER);
         }
     }
 
@@ -435,10 +449,16 @@ impl App {
         if let Some(t) = self.late_dialog_at {
             if now >= t {
                 self.late_dialog_at = None;
+                let flashed = self.stage == Stage::Flash;
+                self.stage = Stage::Main;
                 if self.prompts == 0 && self.dialog.is_none() {
                     if let Some(d) = self.args.fault_late_dialog {
                         self.show_dialog(d);
                     }
+                }
+                if flashed {
+                    let keys = std::mem::take(&mut self.flash_keys);
+                    self.on_keys(keys, now);
                 }
             }
         }
@@ -483,6 +503,10 @@ impl App {
     }
 
     fn on_keys(&mut self, keys: Vec<Key>, now: Instant) {
+        if self.stage == Stage::Flash {
+            self.flash_keys.extend(keys);
+            return;
+        }
         let mut dialog_bytes: Vec<u8> = Vec::new();
         for k in keys {
             if let Some(d) = self.dialog {
