@@ -189,14 +189,34 @@ fn send_into_a_dialog_is_refused_and_types_nothing() {
     }
 }
 
+/// An agent a user describes (a profile with no `startup_settle_ms`: the default
+/// 300 ms) that opens a dialog 200 ms after a composer that looks ready. The
+/// built-in claude and codex profiles have no settle: the real CLIs never do this
+/// (codex's flash is its loading layout, which reads `starting`).
 #[test]
 fn a_dialog_that_opens_just_after_the_prompt_is_never_typed_into() {
     let srv = TmuxServer::new(100, 30, &[]);
+    let profiles = custom_profile(
+        srv.dir.path(),
+        "claude",
+        "described",
+        &[("startup_settle_ms = 0\n", "")],
+    );
+    let p = profiles.to_str().unwrap();
     let (pane, transcript) = srv.fake(
         "claude",
         &["--blank-ms", "300", "--fault-late-dialog", "permission"],
     );
-    let o = srv.pg(&["send", "-t", &pane, "1"]);
+    let o = srv.pg(&[
+        "--profiles",
+        p,
+        "send",
+        "--agent",
+        "described",
+        "-t",
+        &pane,
+        "1",
+    ]);
     // The gate sees the dialog (21); on a loaded machine the dialog can beat the
     // settle window and open after the body was typed into the composer, and
     // then the Enter is held back (33). Either way nothing reaches the dialog.
@@ -219,7 +239,17 @@ fn a_dialog_that_opens_just_after_the_prompt_is_never_typed_into() {
     );
     srv.wait_state(&pane, "dialog:permission", 10.0);
     let child = srv
-        .pg_cmd(&["send", "-t", &pane, "--wait-dialog", "after the dialog"])
+        .pg_cmd(&[
+            "--profiles",
+            p,
+            "send",
+            "--agent",
+            "described",
+            "-t",
+            &pane,
+            "--wait-dialog",
+            "after the dialog",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
