@@ -148,6 +148,12 @@ impl Start {
     }
 }
 
+/// A prompt is first *stable* once it has shown, unchanged, for this long: the
+/// gate's stability window, the earliest moment anyone reading the screen can
+/// tell a composer that stays from one that flickers. (The seed spec and the
+/// telepty-style baseline use 200 ms; the shorter window is the stricter target.)
+const STABLE_MS: f64 = 100.0;
+
 const DIALOGS: [&str; 4] = ["trust", "api-key", "permission", "onboarding"];
 const BODIES: [&str; 7] = [
     "1 line",
@@ -172,6 +178,9 @@ struct Trial {
     flicker: u64,
     dialog: Option<&'static str>,
     late_dialog: Option<&'static str>,
+    /// Before the late dialog opens, the not-ready start-up composer shows this
+    /// long (codex measured ~150 and ~450 ms before its first-run dialogs).
+    flash_ms: u64,
     /// How long the helper lets the first and the second dialog stand.
     dismiss_ms: [u64; 2],
     busy_ms: u64,
@@ -208,6 +217,7 @@ impl Trial {
         let body = make_body(body_kind, id, &mut r);
         // A stream of its own, so that the knobs above stay as in earlier runs.
         let idle_ms = Rng(seed ^ 0x1D1E_1D1E_1D1E_1D1E).range(400, 4000);
+        let flash_ms = Rng(seed ^ 0xF1A5_F1A5_F1A5_F1A5).range(150, 450);
         Trial {
             run,
             id,
@@ -218,6 +228,7 @@ impl Trial {
             flicker,
             dialog,
             late_dialog,
+            flash_ms,
             dismiss_ms,
             busy_ms,
             idle_ms,
@@ -246,6 +257,7 @@ impl Trial {
         }
         if let Some(d) = self.late_dialog {
             a.extend(["--fault-late-dialog".into(), d.into()]);
+            a.extend(["--late-dialog-flash-ms".into(), self.flash_ms.to_string()]);
         }
         if self.read_1022 {
             a.push("--fault-read-1022".into());
@@ -263,7 +275,7 @@ impl Trial {
         json!({
             "trial": self.id, "run": self.run, "seed": format!("{:#018x}", self.seed), "like": self.like,
             "start": self.start.name(), "blank_ms": self.blank_ms, "flicker": self.flicker,
-            "dialog": self.dialog, "late_dialog": self.late_dialog, "dismiss_ms": self.dismiss_ms,
+            "dialog": self.dialog, "late_dialog": self.late_dialog, "flash_ms": self.flash_ms, "dismiss_ms": self.dismiss_ms,
             "busy_ms": self.busy_ms, "idle_ms": self.idle_ms, "read_1022": self.read_1022, "paste_burst_120ms": self.paste_burst,
             "early_enter_lost": self.early_enter_lost, "body": self.body_kind, "body_bytes": self.body.len(),
             "fake_agent_args": self.fake_args().join(" "),
@@ -572,11 +584,13 @@ struct Job {
     submit: Option<f64>,
     /// ms from invocation to the agent's `prompt` record.
     consumed: Option<f64>,
-    /// ms from the prompt's first stable moment (cold) to the first body byte / the
-    /// submit / consumed.
+    /// ms from the prompt's first stable moment (cold: shown and unchanged for
+    /// `STABLE_MS`) to the first body byte / the submit / consumed.
     stable_type: Option<f64>,
     stable_submit: Option<f64>,
     stable_consumed: Option<f64>,
+    /// ms from the moment the composer last appeared (cold) to consumed.
+    shown_consumed: Option<f64>,
     /// The sender pressed Enter on a dialog (accepting it), landed or not.
     enter_into_dialog: bool,
     wall_ms: f64,
@@ -601,6 +615,7 @@ fn run_job(ctx: &Ctx, srv: &Srv, t: &Trial, sender: Sender, attempt: u32, keep: 
         stable_type: None,
         stable_submit: None,
         stable_consumed: None,
+        shown_consumed: None,
         enter_into_dialog: false,
         wall_ms: 0.0,
     };
@@ -860,16 +875,19 @@ fn judge(
     if job.outcome == "ok" {
         job.consumed = first_at.map(|p| p + 0.5 - t0);
         if t.start == Start::Cold {
-            // The prompt is first stable when the composer last (re)appeared.
+            // The composer last (re)appeared at `shown` (first paint, or the last
+            // dialog closed) and stayed; it is first stable STABLE_MS later.
             let p = first_at.unwrap_or(f64::MAX);
-            let stable = w
+            let shown = w
                 .recs
                 .iter()
                 .filter(|v| v["kind"] == "ready" || v["kind"] == "dialog-dismissed")
                 .filter_map(|v| v["at_ms"].as_f64())
                 .filter(|&a| a <= p)
                 .fold(f64::MIN, f64::max);
-            if stable > f64::MIN {
+            if shown > f64::MIN {
+                let stable = shown + STABLE_MS;
+                job.shown_consumed = first_at.map(|p| p - shown);
                 job.stable_consumed = first_at.map(|p| p - stable);
                 job.stable_type = type_at.map(|s| s - (stable + 0.5));
                 job.stable_submit = submit_at.map(|s| s - (stable + 0.5));
@@ -1479,9 +1497,9 @@ fn report(
     js["by_condition"] = bycond.into();
 
     // Latency.
-    md.push_str("\nLatency, ms, p50 / p95, over the trials that landed. `submit`: invocation to the submit keystroke written; `consumed`: invocation to the agent's prompt record; `after stable`: from the moment the composer last appeared (first paint, or the last dialog closed) and stayed\n\n");
-    md.push_str("| sender | warm: submit | warm: consumed | warm busy: consumed | cold: submit | cold: consumed | cold: typing after stable | cold: submit after stable | cold: consumed after stable |\n");
-    md.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    md.push_str("\nLatency, ms, p50 / p95, over the trials that landed. `submit`: invocation to the submit keystroke written; `consumed`: invocation to the agent's prompt record; `after shown`: from the moment the composer last appeared (first paint, or the last dialog closed) and stayed; `after stable`: from the moment it had then held still for 100 ms (first stable)\n\n");
+    md.push_str("| sender | warm: submit | warm: consumed | warm busy: consumed | cold: submit | cold: consumed | cold: consumed after shown | cold: typing after stable | cold: submit after stable | cold: consumed after stable |\n");
+    md.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     let mut lat = serde_json::Map::new();
     for s in senders {
         if of(s).count() == 0 {
@@ -1499,6 +1517,10 @@ fn report(
             ("busy_consumed", col(Start::Busy, |j| j.consumed)),
             ("cold_submit", col(Start::Cold, |j| j.submit)),
             ("cold_consumed", col(Start::Cold, |j| j.consumed)),
+            (
+                "cold_consumed_after_shown",
+                col(Start::Cold, |j| j.shown_consumed),
+            ),
             (
                 "cold_type_after_stable",
                 col(Start::Cold, |j| j.stable_type),
@@ -1524,6 +1546,31 @@ fn report(
         lat.insert(s.key().into(), m.into());
     }
     js["latency_ms"] = lat.clone().into();
+
+    // Cold latency by agent: each profile has its own start-up settle window.
+    md.push_str("\nCold: consumed after the prompt was first stable, by agent look, ms, p50 / p95, over the trials that landed\n\n| sender | claude | codex | gemini |\n|---|---:|---:|---:|\n");
+    let mut cold_by = serde_json::Map::new();
+    for s in senders {
+        if of(s).filter(|j| j.start == Start::Cold).count() == 0 {
+            continue;
+        }
+        let mut row = format!("| {} |", s.name());
+        let mut m = serde_json::Map::new();
+        for like in ["claude", "codex", "gemini"] {
+            let xs: Vec<f64> = of(s)
+                .filter(|j| j.start == Start::Cold && j.outcome == "ok")
+                .filter(|j| trials.iter().any(|t| t.run == j.trial && t.like == like))
+                .filter_map(|j| j.stable_consumed)
+                .collect();
+            let (txt, v) = p50p95(&xs);
+            row.push_str(&format!(" {txt} |"));
+            m.insert(like.into(), v);
+        }
+        md.push_str(&row);
+        md.push('\n');
+        cold_by.insert(s.key().into(), m.into());
+    }
+    js["cold_after_stable_by_agent_ms"] = cold_by.into();
 
     // Warm latency by how long the agent had been idle: tmux's activity clock
     // (one-second grain) proves stillness only from about 2 s of quiet.
@@ -1640,15 +1687,27 @@ fn report(
         ("promptgate", "promptgate"),
         ("promptgate_settle0", "promptgate --settle 0"),
     ] {
-        if let (Some(a), Some(b)) = (
+        if let (Some(a), Some(b), Some(c)) = (
             l(s, "cold_consumed_after_stable", "p50"),
             l(s, "cold_consumed_after_stable", "p95"),
+            l(s, "cold_consumed_after_shown", "p50"),
         ) {
+            // p50, as the warm target; the p95 gets a row of its own.
             verdict(
-                format!("cold: {label} delivered (consumed) within 150 ms after the prompt is first stable"),
-                format!("p50 {a:.0} ms, p95 {b:.0} ms"),
+                format!("cold: {label} delivered (consumed) within 150 ms after the prompt is first stable, p50"),
+                format!("p50 {a:.0} ms (after first shown: {c:.0} ms)"),
+                a <= 150.0,
+                if a <= 150.0 { String::new() } else { format!("{:.0} ms over", a - 150.0) },
+            );
+            verdict(
+                format!("cold: {label}, the same at p95"),
+                format!("p95 {b:.0} ms"),
                 b <= 150.0,
-                if b <= 150.0 { String::new() } else { format!("p50 {:.0} ms over, p95 {:.0} ms over", (a - 150.0).max(0.0), b - 150.0) },
+                if b <= 150.0 {
+                    String::new()
+                } else {
+                    format!("{:.0} ms over", b - 150.0)
+                },
             );
         }
     }
@@ -1721,7 +1780,7 @@ fn report(
         .iter()
         .map(|j| json!({"trial": j.trial, "sender": j.sender.key(), "start": j.start.name(), "outcome": j.outcome,
             "detail": j.detail, "exit": j.exit, "submit_ms": j.submit, "consumed_ms": j.consumed,
-            "after_stable_type_ms": j.stable_type, "after_stable_submit_ms": j.stable_submit, "after_stable_consumed_ms": j.stable_consumed, "enter_into_dialog": j.enter_into_dialog, "wall_ms": j.wall_ms.round()}))
+            "after_stable_type_ms": j.stable_type, "after_stable_submit_ms": j.stable_submit, "after_stable_consumed_ms": j.stable_consumed, "after_shown_consumed_ms": j.shown_consumed, "enter_into_dialog": j.enter_into_dialog, "wall_ms": j.wall_ms.round()}))
         .collect::<Vec<_>>()
         .into();
     js["trial_knobs"] = trials.iter().map(Trial::knobs).collect::<Vec<_>>().into();
