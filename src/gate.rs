@@ -25,7 +25,15 @@ pub struct GateOpts {
     /// a start-up can paint a prompt and then move it, or open a dialog over it.
     /// `None`: the profile's `startup_settle_ms`.
     pub settle_after_start: Option<Duration>,
+    /// How long ago the pane's process started, when known (a local pane): one
+    /// younger than [`STARTING_FOR`] counts as starting up even if its prompt
+    /// already shows when the wait begins (gemini draws its prompt, holds it still
+    /// for up to ~0.7 s, and then moves it when its banner lands).
+    pub process_age: Option<Duration>,
 }
+
+/// A pane process younger than this may still be starting up: see `process_age`.
+pub const STARTING_FOR: Duration = Duration::from_secs(20);
 
 impl Default for GateOpts {
     fn default() -> Self {
@@ -36,6 +44,7 @@ impl Default for GateOpts {
             wait_busy: false,
             wait_dialog: false,
             settle_after_start: None,
+            process_age: None,
         }
     }
 }
@@ -106,7 +115,7 @@ pub fn wait(
     let mut polls = 0u32;
     let mut prev: Option<Screen> = None;
     let mut stable_since = start;
-    let mut cold = false;
+    let mut cold = opts.process_age.is_some_and(|a| a < STARTING_FOR);
     let mut moved = false;
     let settle = opts.settle_after_start.unwrap_or(Duration::from_millis(
         profile.capability().startup_settle_ms,

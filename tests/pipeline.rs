@@ -128,6 +128,30 @@ fn quiet_time_is_not_trusted_once_the_picture_moved() {
     assert_eq!((r.ready, r.state), (false, State::Dialog("trust".into())));
 }
 
+/// A pane process under 20 s old counts as starting up even when its prompt
+/// already shows: gemini's ready-looking prompt can still jump when its banner
+/// lands, so the settle window applies. An older one needs only the window.
+#[test]
+fn a_young_pane_process_gets_the_start_up_settle() {
+    let young = GateOpts {
+        process_age: Some(Duration::from_secs(3)),
+        ..GateOpts::default()
+    };
+    let r = run_gate("gemini", &["gemini/61-ready-80x24"], young.clone());
+    assert!(r.ready, "{}", r.reason);
+    assert!(r.waited_ms >= 1000, "no settle: {}", r.reason);
+    assert!(r.reason.contains("after start-up"), "{}", r.reason);
+    let old = GateOpts {
+        process_age: Some(Duration::from_secs(60)),
+        ..GateOpts::default()
+    };
+    let r = run_gate("gemini", &["gemini/61-ready-80x24"], old);
+    assert!(r.ready && r.waited_ms < 200, "{r:?}");
+    // claude's profile has no settle: a young pane waits only the window
+    let r = run_gate("claude", &["claude/09-idle-after-apikey"], young);
+    assert!(r.ready && r.waited_ms < 200, "{r:?}");
+}
+
 #[test]
 fn trust_dialog_ends_the_wait_at_once() {
     let r = run_gate(

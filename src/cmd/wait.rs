@@ -14,6 +14,7 @@ pub fn opts(g: &GateFlags) -> GateOpts {
         wait_busy: g.wait_busy,
         wait_dialog: g.wait_dialog,
         settle_after_start: g.settle.map(Duration::from_millis),
+        process_age: None,
     }
 }
 
@@ -58,6 +59,11 @@ pub fn gate_from(
     };
     let profile = profiles.get(&name)?;
     let clock = SystemClock::new();
+    let mut opts = opts.clone();
+    if !crate::tmux::is_remote() {
+        opts.process_age = first.screen.pid.and_then(crate::identify::process_age);
+    }
+    let opts = &opts;
     let mut pending = Some(first.screen);
     let mut read = || match pending.take() {
         Some(s) => Ok(s),
