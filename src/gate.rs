@@ -25,14 +25,14 @@ pub struct GateOpts {
     /// a start-up can paint a prompt and then move it, or open a dialog over it.
     /// `None`: the profile's `startup_settle_ms`.
     pub settle_after_start: Option<Duration>,
-    /// How long ago the pane's process started, when known (a local pane): one
-    /// younger than [`STARTING_FOR`] counts as starting up even if its prompt
+    /// How long ago the pane's foreground job started, when known (a local pane):
+    /// one younger than [`STARTING_FOR`] counts as starting up even if its prompt
     /// already shows when the wait begins (gemini draws its prompt, holds it still
     /// for up to ~0.7 s, and then moves it when its banner lands).
     pub process_age: Option<Duration>,
 }
 
-/// A pane process younger than this may still be starting up: see `process_age`.
+/// A foreground job younger than this may still be starting up: see `process_age`.
 pub const STARTING_FOR: Duration = Duration::from_secs(20);
 
 impl Default for GateOpts {

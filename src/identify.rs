@@ -133,6 +133,26 @@ pub fn process_age(pid: u32) -> Option<std::time::Duration> {
         .then(|| std::time::Duration::from_secs_f64((uptime - start_ticks / hz as f64).max(0.0)))
 }
 
+/// The pane's foreground job: the leader of the process group that owns the
+/// terminal of `pane_pid` (`tpgid`, field 8), or `pane_pid` itself when there is
+/// none or that leader is gone.
+pub fn foreground_pid(pane_pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pane_pid}/stat")).ok()?;
+    let tpgid: i64 = stat_field(&stat, 8)?.parse().ok()?;
+    let alive = |p: i64| std::path::Path::new(&format!("/proc/{p}")).exists();
+    Some(if tpgid > 0 && alive(tpgid) {
+        tpgid as u32
+    } else {
+        pane_pid
+    })
+}
+
+/// How long ago the pane's foreground job started: an agent launched from a
+/// long-lived shell is young even though the shell (`pane_pid`) is not.
+pub fn foreground_age(pane_pid: u32) -> Option<std::time::Duration> {
+    process_age(foreground_pid(pane_pid)?)
+}
+
 /// The processes under `root` (itself included), read from `/proc`. Empty where
 /// there is no `/proc`.
 pub fn process_tree(root: u32) -> Vec<Proc> {

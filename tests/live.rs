@@ -288,6 +288,33 @@ fn a_send_at_launch_waits_for_the_agent_to_appear() {
     assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());
 }
 
+/// The age that decides "starting up" is the pane's foreground job's, not the
+/// shell's: an agent typed into a long-lived shell is a new process group.
+#[test]
+fn the_foreground_job_of_a_shell_pane_is_found() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let pane = srv.window(&["sh"]);
+    let pid: u32 = srv
+        .tmux_out(&["display", "-p", "-t", &pane, "#{pane_pid}"])
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(promptgate::identify::foreground_pid(pid), Some(pid));
+    srv.tmux(&["send-keys", "-t", &pane, "sleep 30", "Enter"]);
+    let t = Instant::now();
+    let fg = loop {
+        let fg = promptgate::identify::foreground_pid(pid).unwrap();
+        if fg != pid {
+            break fg;
+        }
+        assert!(t.elapsed() < Duration::from_secs(5), "sleep never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let comm = std::fs::read_to_string(format!("/proc/{fg}/comm")).unwrap();
+    assert_eq!(comm.trim(), "sleep");
+    assert!(promptgate::identify::foreground_age(pid).unwrap() < Duration::from_secs(5));
+}
+
 /// A dialog that opens after the body was typed, before the Enter: the Enter is
 /// held back (never accepting the dialog). With --wait-dialog the send waits for
 /// a person to close it and then submits the body it left in the composer, once;

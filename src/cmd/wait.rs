@@ -61,7 +61,7 @@ pub fn gate_from(
     let clock = SystemClock::new();
     let mut opts = opts.clone();
     if !crate::tmux::is_remote() {
-        opts.process_age = first.screen.pid.and_then(crate::identify::process_age);
+        opts.process_age = first.screen.pid.and_then(crate::identify::foreground_age);
     }
     let opts = &opts;
     let mut pending = Some(first.screen);
