@@ -115,7 +115,11 @@ pub fn wait(
     let mut polls = 0u32;
     let mut prev: Option<Screen> = None;
     let mut stable_since = start;
-    let mut cold = opts.process_age.is_some_and(|a| a < STARTING_FOR);
+    // Why this wait counts as a start-up, for the reason (`explain`).
+    let mut cold: Option<String> = opts
+        .process_age
+        .filter(|a| *a < STARTING_FOR)
+        .map(|a| format!("its foreground job is {:.1} s old", a.as_secs_f64()));
     let mut moved = false;
     let settle = opts.settle_after_start.unwrap_or(Duration::from_millis(
         profile.capability().startup_settle_ms,
@@ -132,11 +136,15 @@ pub fn wait(
         let verdict = detect(profile, &screen);
         // A start-up (blank, banner, loading layout, first-run dialog) can paint a
         // prompt and then move it or open a dialog over it; busy -> ready cannot.
-        cold |= matches!(
-            verdict.state,
-            State::Starting | State::Unknown | State::Dialog(_)
-        );
-        let need = if cold {
+        if cold.is_none()
+            && matches!(
+                verdict.state,
+                State::Starting | State::Unknown | State::Dialog(_)
+            )
+        {
+            cold = Some(format!("it was {} during this wait", verdict.state));
+        }
+        let need = if cold.is_some() {
             opts.stable.max(settle)
         } else {
             opts.stable
@@ -162,10 +170,13 @@ pub fn wait(
             screen,
         };
         if verdict.state == State::Ready && held >= need {
+            let after = match &cold {
+                Some(why) => format!(" after start-up ({why}; {} ms needed)", need.as_millis()),
+                None => String::new(),
+            };
             let reason = format!(
-                "ready and still for {} ms{} ({})",
+                "ready and still for {} ms{after} ({})",
                 held.as_millis(),
-                if cold { " after start-up" } else { "" },
                 verdict.reason()
             );
             return Ok(done(true, reason, verdict, screen));

@@ -140,7 +140,12 @@ fn a_young_pane_process_gets_the_start_up_settle() {
     let r = run_gate("gemini", &["gemini/61-ready-80x24"], young.clone());
     assert!(r.ready, "{}", r.reason);
     assert!(r.waited_ms >= 1000, "no settle: {}", r.reason);
-    assert!(r.reason.contains("after start-up"), "{}", r.reason);
+    assert!(
+        r.reason
+            .contains("after start-up (its foreground job is 3.0 s old; 1000 ms needed)"),
+        "{}",
+        r.reason
+    );
     let old = GateOpts {
         process_age: Some(Duration::from_secs(60)),
         ..GateOpts::default()
