@@ -31,7 +31,10 @@
 //! guard), and each test checks that no process of its throwaway HOME is left.
 //! Lines starting with `REPORT` are the measured results (docs/real-agents.md).
 
+use promptgate::detect::detect;
 use promptgate::plan::sanitise;
+use promptgate::profile::{Profile, Profiles};
+use promptgate::tmux::{Process, Server, Tmux};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::Write;
@@ -213,6 +216,20 @@ impl Agent {
             self.seen.push(st.clone());
         }
         (st, why)
+    }
+
+    /// The state by the library's own read and detect (what `state` runs), one
+    /// forked tmux client (~5 ms) instead of a whole `promptgate state` process
+    /// (~0.1 s): gemini's offline turn can show busy for less than that.
+    fn quick_state(&mut self, tmux: &mut Process, profile: &Profile) -> String {
+        let st = match tmux.read(&self.pane) {
+            Ok(screen) => detect(profile, &screen).state.to_string(),
+            Err(e) => format!("error: {e}"),
+        };
+        if self.seen.last() != Some(&st) {
+            self.seen.push(st.clone());
+        }
+        st
     }
 
     /// Poll `state` until `ok(state, screen)`; panic with the screen after `secs`.
@@ -698,10 +715,14 @@ fn ready_run(name: &'static str, w: u16, h: u16) {
     std::thread::sleep(Duration::from_millis(300));
     a.key("Enter");
     let entered = Instant::now();
-    // claude is busy for only ~0.1-0.5 s offline: poll without a pause
+    // claude is busy for only ~0.1-0.5 s offline, gemini sometimes for less than
+    // one `state` call: poll the same read and detect in process, without a pause
+    let profiles = Profiles::builtin();
+    let profile = profiles.get(name).unwrap();
+    let mut tmux = Process::new(Server::Name(a.socket.clone()));
     let mut busy_ms = None;
     while entered.elapsed() < Duration::from_secs(10) {
-        if a.state().0 == "busy" {
+        if a.quick_state(&mut tmux, profile) == "busy" {
             busy_ms = Some(entered.elapsed().as_millis());
             break;
         }
