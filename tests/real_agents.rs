@@ -17,7 +17,8 @@
 //!   that body and nothing else;
 //! - seeded HOME (`start AGENT ready`): a `send` issued right after the launch,
 //!   before the first paint, waits and delivers exactly once (cold start);
-//!   `state` says `ready`, `draft` after typing and `busy` right after Enter;
+//!   `state` says `ready` and `draft` after typing, and its read and detect say
+//!   `busy` right after Enter (polled in process: faster than a `state` call);
 //!   then bodies of 1 line, 3 lines, 5 KB, 20 KB and 100 KB, each compared with
 //!   the agent's record (`scripts/real-agents.sh record`), never the screen alone.
 //!
