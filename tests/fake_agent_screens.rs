@@ -194,6 +194,53 @@ impl Pane {
         }
     }
 
+    /// Poll every 15 ms until detect says `want`; every frame before it must read
+    /// `starting` (`what` names them in the failure) and is handed to `each`.
+    fn starting_until(
+        &self,
+        want: &str,
+        what: &str,
+        secs: f64,
+        mut each: impl FnMut(&Verdict, &Screen),
+    ) {
+        let end = Instant::now() + Duration::from_secs_f64(secs);
+        loop {
+            let (v, s) = self.verdict();
+            let st = v.state.to_string();
+            if st == want {
+                return;
+            }
+            assert_eq!(
+                st,
+                "starting",
+                "{}: {what} classified {st} ({})\n{}",
+                self.like,
+                v.reason(),
+                s.rows.join("\n")
+            );
+            each(&v, &s);
+            assert!(
+                Instant::now() < end,
+                "{}: no {want} after {what}",
+                self.like
+            );
+            std::thread::sleep(Duration::from_millis(15));
+        }
+    }
+
+    /// Poll the transcript until it holds a `kind` record; returns them.
+    fn wait_kind(&self, kind: &str, secs: f64) -> Vec<Value> {
+        let end = Instant::now() + Duration::from_secs_f64(secs);
+        loop {
+            let r = self.kinds(kind);
+            if !r.is_empty() {
+                return r;
+            }
+            assert!(Instant::now() < end, "{}: no {kind} record", self.like);
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
     /// Poll until two reads 250 ms apart show the same picture.
     fn wait_still(&self, secs: f64) -> Screen {
         let end = Instant::now() + Duration::from_secs_f64(secs);
@@ -391,38 +438,18 @@ fn start_up_frames_and_dialogs() {
                 "permission",
             ],
         );
-        let end = Instant::now() + Duration::from_secs(4);
         let mut seen = Vec::new();
-        loop {
-            let (v, s) = p.verdict();
-            let st = v.state.to_string();
-            if st == "dialog:permission" {
-                break;
-            }
-            assert_eq!(
-                st,
-                "starting",
-                "{like}: start-up frame classified {st} ({})\n{}",
-                v.reason(),
-                s.rows.join("\n")
-            );
+        p.starting_until("dialog:permission", "start-up frame", 4.0, |v, _| {
             if seen.last() != Some(&v.reason()) {
                 seen.push(v.reason());
             }
-            assert!(Instant::now() < end, "{like}: no dialog; saw {seen:?}");
-            std::thread::sleep(Duration::from_millis(15));
-        }
+        });
         assert!(
             seen.iter().any(|r| r.contains("signature")),
             "{like}: the flash was never seen: {seen:?}"
         );
         p.keys("y");
-        let end = Instant::now() + Duration::from_secs(2);
-        while p.kinds("dialog-input").is_empty() {
-            assert!(Instant::now() < end, "{like}: no dialog-input record");
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        let r = &p.kinds("dialog-input")[0];
+        let r = &p.wait_kind("dialog-input", 2.0)[0];
         assert_eq!(r["bytes"], "y");
         assert_eq!(r["dialog"], "permission");
         p.wait_state("dialog:permission", 1.0);
@@ -457,33 +484,20 @@ fn start_up_frames_and_dialogs() {
                 "600",
             ],
         );
-        let end = Instant::now() + Duration::from_secs(4);
         let mut typed = false;
-        loop {
-            let (v, s) = p.verdict();
-            let st = v.state.to_string();
-            if st == "dialog:trust" {
-                break;
-            }
-            assert_eq!(
-                st,
-                "starting",
-                "{like}: the flash before the late dialog read {st} ({})\n{}",
-                v.reason(),
-                s.rows.join("\n")
-            );
-            if !typed && !s.rows.iter().all(|r| r.trim().is_empty()) {
-                p.keys("x");
-                typed = true;
-            }
-            assert!(Instant::now() < end, "{like}: no late dialog");
-            std::thread::sleep(Duration::from_millis(15));
-        }
-        let end = Instant::now() + Duration::from_secs(2);
-        while p.kinds("dialog-input").is_empty() {
-            assert!(Instant::now() < end, "{like}: the flash's key is lost");
-            std::thread::sleep(Duration::from_millis(25));
-        }
+        p.starting_until(
+            "dialog:trust",
+            "the flash before the late dialog",
+            4.0,
+            |_, s| {
+                if !typed && !s.rows.iter().all(|r| r.trim().is_empty()) {
+                    p.keys("x");
+                    typed = true;
+                }
+            },
+        );
+        // the key typed during the flash reached the dialog
+        p.wait_kind("dialog-input", 2.0);
         assert!(
             p.kinds("ready").is_empty(),
             "{like}: ready before the dialog"
