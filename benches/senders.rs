@@ -1559,7 +1559,7 @@ fn report(
         for like in ["claude", "codex", "gemini"] {
             let xs: Vec<f64> = of(s)
                 .filter(|j| j.start == Start::Cold && j.outcome == "ok")
-                .filter(|j| trials.iter().any(|t| t.run == j.trial && t.like == like))
+                .filter(|j| trials[j.trial].like == like)
                 .filter_map(|j| j.stable_consumed)
                 .collect();
             let (txt, v) = p50p95(&xs);
