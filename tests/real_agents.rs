@@ -213,10 +213,15 @@ impl Agent {
             .as_str()
             .map(str::to_string)
             .unwrap_or_else(|| text(&o.stderr));
-        if self.seen.last() != Some(&st) {
-            self.seen.push(st.clone());
-        }
+        self.saw(&st);
         (st, why)
+    }
+
+    /// Note a state in `seen`, unless it repeats the last one.
+    fn saw(&mut self, st: &str) {
+        if self.seen.last().map(String::as_str) != Some(st) {
+            self.seen.push(st.to_string());
+        }
     }
 
     /// The state by the library's own read and detect (what `state` runs), one
@@ -227,9 +232,7 @@ impl Agent {
             Ok(screen) => detect(profile, &screen).state.to_string(),
             Err(e) => format!("error: {e}"),
         };
-        if self.seen.last() != Some(&st) {
-            self.seen.push(st.clone());
-        }
+        self.saw(&st);
         st
     }
 
