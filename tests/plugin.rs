@@ -345,9 +345,26 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
     let tmp_x_before = Path::new("/tmp/x").exists();
     let s = server();
     let dir = s.dir.path().to_path_buf();
-    // the compose editor: whatever is typed until C-d; C-c makes it fail
+    // the compose editor: whatever is typed until C-d; C-c makes it fail. It
+    // notes each start, so that a C-c is not typed before it runs (a C-c that
+    // comes while the popup is still starting can reach no process, and then
+    // the editor waits for its C-d for ever).
     let editor = dir.join("editor.sh");
-    std::fs::write(&editor, "#!/bin/sh\nexec cat >\"$1\"\n").unwrap();
+    let started = dir.join("editor-started.log");
+    std::fs::write(
+        &editor,
+        format!(
+            "#!/bin/sh\necho \"$1\" >>'{}'\nexec cat >\"$1\"\n",
+            started.display()
+        ),
+    )
+    .unwrap();
+    let editor_starts = || {
+        std::fs::read_to_string(&started)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
     std::fs::set_permissions(&editor, PermissionsExt::from_mode(0o755)).unwrap();
     s.tmux(&["set-environment", "-g", "EDITOR", editor.to_str().unwrap()]);
     let (claude, t_claude) = agent(&s, "claude", &[]);
@@ -458,8 +475,17 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
         (vec!["C-d"], "empty prompt"),
     ] {
         let n = messages(&s).len();
+        let runs = editor_starts();
         c.press(&["C-b", "V"]);
         c.wait_screen("compose popup", "promptgate → ");
+        let t = Instant::now();
+        while editor_starts() == runs {
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "the editor never started"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
         c.type_text("never sent");
         if keys[0] == "C-d" {
             // erase the line first: the file stays empty
