@@ -223,6 +223,25 @@ pub fn submit_delay_ms(body_len: usize, pasted: bool, cap: &Capability) -> u64 {
 }
 
 /// Sanitise `raw` and plan how to type it into an agent with capability `cap`.
+/// [`plan`] for a pane whose app has bracketed paste on or off right now, where
+/// tmux says so (`#{bracket_paste_flag}`, tmux 3.7 and later): an agent that
+/// turned it off gets the unframed path, as if its profile said so.
+pub fn plan_for_pane(raw: &[u8], cap: &Capability, bracketed_now: Option<bool>) -> Result<Plan> {
+    if cap.bracketed_paste && bracketed_now == Some(false) {
+        let cap = Capability {
+            bracketed_paste: false,
+            ..cap.clone()
+        };
+        return plan(raw, &cap).map_err(|e| match e {
+            Error::BadBody(m) => Error::BadBody(format!(
+                "the agent has bracketed paste off right now (tmux's bracket_paste_flag is 0): {m}"
+            )),
+            e => e,
+        });
+    }
+    plan(raw, cap)
+}
+
 pub fn plan(raw: &[u8], cap: &Capability) -> Result<Plan> {
     let (body, changes) = sanitise(raw)?;
     let multi_line = body.contains('\n');

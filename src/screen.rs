@@ -29,6 +29,11 @@ pub struct Screen {
     /// `window_activity` against the server clock, in whole seconds); `None`
     /// when unknown or under a second.
     pub quiet_ms: Option<u64>,
+    /// Whether the app has bracketed paste (mode 2004) on right now: tmux 3.7's
+    /// `#{bracket_paste_flag}`; `None` on older releases and in saved captures.
+    pub bracketed_paste: Option<bool>,
+    /// The tmux server's release (`#{version}`); `None` for saved captures.
+    pub tmux_version: Option<String>,
     /// Milliseconds since the Unix epoch when the read was taken (0 for saved captures).
     pub taken_at_ms: u128,
 }
@@ -68,6 +73,7 @@ impl Screen {
                 "pane_title" => s.title = Some(v.trim_end().to_string()),
                 "taken_at_ms" => s.taken_at_ms = v.trim().parse().unwrap_or(0),
                 "quiet_ms" => s.quiet_ms = v.trim().parse().ok(),
+                "bracket_paste_flag" => s.bracketed_paste = Some(v.trim() == "1"),
                 _ => {}
             }
         }

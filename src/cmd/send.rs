@@ -8,7 +8,7 @@ use crate::detect::{detect, State};
 use crate::error::{code, Error, Refusal, Result};
 use crate::gate::{Clock, GateResult, SystemClock};
 use crate::lock::PaneLock;
-use crate::plan::{plan, sanitise, Plan};
+use crate::plan::{plan_for_pane, sanitise, Plan};
 use crate::profile::{Profile, Profiles};
 use crate::screen::Screen;
 use crate::tmux::{Control, Guard, Process, Server, Tmux};
@@ -244,14 +244,18 @@ pub fn deliver_to(
                 false,
             ));
         };
-        let pl = plan(raw, profiles.get(&agent)?.capability())?;
+        let pl = plan_for_pane(
+            raw,
+            profiles.get(&agent)?.capability(),
+            first.screen.bracketed_paste,
+        )?;
         let lock = PaneLock::acquire(&server_key, &pane, secs(a.lock_timeout))?;
         // the read that identified the agent is the gate's first poll, unless
         // another sender held the pane since it began (it may show that one's body)
         let first = (lock.waited_ms == 0 && lock.last_held_ms < read_at).then_some(first.screen);
         Ok((server_key, agent, pl, lock, first))
     })();
-    let (server_key, agent, pl, lock, mut first) = match prep {
+    let (server_key, agent, mut pl, lock, mut first) = match prep {
         Ok(v) => v,
         Err(e) => return Outcome::failed(&pane, e),
     };
@@ -283,6 +287,16 @@ pub fn deliver_to(
         opened_ms = crate::tmux::now_ms();
         if !gate.ready && !force {
             break (gate, None);
+        }
+        // the agent may have turned bracketed paste on or off since the first look
+        if gate.screen.bracketed_paste.is_some() {
+            match plan_for_pane(raw, profile.capability(), gate.screen.bracketed_paste) {
+                Ok(p) => pl = p,
+                Err(e) => {
+                    untyped = true;
+                    break (gate, Some(Err(e)));
+                }
+            }
         }
         let job = Job {
             profile,

@@ -44,7 +44,7 @@ pub struct WatchArgs {
 /// (a spinner between two glyphs, a redraw) is no transition.
 const CONFIRM: u32 = 2;
 const RECONNECT: Duration = Duration::from_secs(10);
-const OPTIONS: &str = "#{@promptgate-watch}\u{1f}#{@promptgate-notify}\u{1f}#{@promptgate-bell}";
+const OPTIONS: &str = "#{@promptgate-watch}\t#{@promptgate-notify}\t#{@promptgate-bell}";
 
 struct Track {
     stable: State,
@@ -116,7 +116,7 @@ impl Watcher {
             return Ok(true);
         };
         let opts = t.format(OPTIONS)?;
-        let f: Vec<&str> = opts.split('\u{1f}').collect();
+        let f: Vec<&str> = opts.split('\t').collect();
         let opt = |i: usize| f.get(i).copied().unwrap_or("");
         if opt(0) == "off" {
             return Ok(false);

@@ -403,10 +403,12 @@ impl Tmux for Control {
             format!("display-message -p -t {pane} '{READ_FORMAT}' ; capture-pane -p -t {pane}");
         let issued = self.one_shot.issued();
         if let Some(Ok(v)) = self.exec(&line, Until::Blocks(2)) {
-            return match (&v[0], &v[1]) {
-                (Ok(head), Ok(grid)) => screen_of(pane, head, grid, issued),
-                _ => Err(Error::NoPane(pane.to_string())),
+            let s = match (&v[0], &v[1]) {
+                (Ok(head), Ok(grid)) => screen_of(pane, head, grid, issued)?,
+                _ => return Err(Error::NoPane(pane.to_string())),
             };
+            self.one_shot.learn_release(&s);
+            return Ok(s);
         }
         self.one_shot.read(pane)
     }
@@ -485,7 +487,8 @@ impl Tmux for Control {
             return self.one_shot.paste_guarded(pane, text, guard);
         }
         let buf = Process::unique_buffer();
-        let g = Guarded::paste(pane, &buf, guard);
+        let raw = self.one_shot.release()?.paste_needs_raw_flag();
+        let g = Guarded::paste(pane, &buf, guard, raw);
         // The read ends at the report, however many blocks came before it.
         let lines = format!(
             "set-buffer -b {buf} -- {}\n\

@@ -8,9 +8,18 @@
 
 mod control;
 mod process;
+pub mod release;
 
 pub use control::{Control, Shared as SharedControl};
 pub use process::Process;
+use release::split_fields;
+pub use release::Release;
+
+/// Between the fields of every format promptgate asks tmux to expand: a TAB,
+/// which no release escapes in `display -p` or `-F` replies (3.4 and 3.5 print
+/// other control bytes, such as 0x1f, as `\037`), and which tmux keeps out of
+/// session and window names. Every such format starts with `#{version}`.
+pub(crate) const SEP: char = '\t';
 
 use crate::error::{Error, Result};
 use crate::screen::{normalise_command, Screen};
@@ -74,6 +83,9 @@ impl Launcher {
     pub fn command(&self, args: &[String]) -> std::process::Command {
         let mut c = std::process::Command::new(&self.argv[0]);
         c.args(&self.argv[1..]);
+        // UTF-8 replies whatever this process's locale: tmux replaces every
+        // non-ASCII character with `_` for a client it thinks cannot show it.
+        c.arg("-u");
         if self.remote {
             c.args(args.iter().map(|a| sh_quote(a)));
         } else {
@@ -250,38 +262,38 @@ pub struct ClientInfo {
     pub pane: String,
 }
 
-pub(crate) const LOC_FORMAT: &str = "#{pane_id}\u{1f}#{session_id}\u{1f}#{session_name}\u{1f}#{window_index}\u{1f}#{pane_index}\u{1f}#{pane_pid}\u{1f}#{pane_current_command}\u{1f}#{pane_dead}";
+pub(crate) const LOC_FORMAT: &str = "#{version}\t#{pane_id}\t#{session_id}\t#{session_name}\t#{window_index}\t#{pane_index}\t#{pane_pid}\t#{pane_dead}\t#{pane_current_command}";
 
 pub(crate) fn parse_locs(out: &str) -> Vec<PaneLoc> {
     out.lines()
         .filter_map(|l| {
-            let f: Vec<&str> = l.split('\u{1f}').collect();
-            (f.len() == 8 && f[0].starts_with('%')).then(|| PaneLoc {
-                id: f[0].into(),
-                session_id: f[1].into(),
-                session: f[2].into(),
+            let (_, f) = split_fields(l, 8)?;
+            f[0].starts_with('%').then(|| PaneLoc {
+                id: f[0].clone(),
+                session_id: f[1].clone(),
+                session: f[2].clone(),
                 window: f[3].parse().unwrap_or(0),
                 pane: f[4].parse().unwrap_or(0),
                 pid: f[5].parse().ok(),
-                command: f[6].into(),
-                dead: f[7] == "1",
+                dead: f[6] == "1",
+                command: f[7].clone(),
             })
         })
         .collect()
 }
 
 pub(crate) const CLIENT_FORMAT: &str =
-    "#{client_name}\u{1f}#{client_tty}\u{1f}#{client_control_mode}\u{1f}#{pane_id}";
+    "#{version}\t#{client_control_mode}\t#{pane_id}\t#{client_tty}\t#{client_name}";
 
 pub(crate) fn parse_clients(out: &str) -> Vec<ClientInfo> {
     out.lines()
         .filter_map(|l| {
-            let f: Vec<&str> = l.split('\u{1f}').collect();
-            (f.len() == 4 && !f[0].is_empty()).then(|| ClientInfo {
-                name: f[0].into(),
-                tty: f[1].into(),
-                control: f[2] == "1",
-                pane: f[3].into(),
+            let (_, f) = split_fields(l, 4)?;
+            (!f[3].is_empty()).then(|| ClientInfo {
+                name: f[3].clone(),
+                tty: f[2].clone(),
+                control: f[0] == "1",
+                pane: f[1].clone(),
             })
         })
         .collect()
@@ -323,7 +335,7 @@ pub fn message_literal(s: &str) -> String {
 /// `#{}` values, so a `%` in a title is left alone); both in whole seconds. Their
 /// difference tells the gate that an idle agent's screen has held still for
 /// seconds already, without watching it for the stability window.
-pub(crate) const READ_FORMAT: &str = "#{pane_id}\u{1f}#{cursor_x}\u{1f}#{cursor_y}\u{1f}#{cursor_flag}\u{1f}#{pane_width}\u{1f}#{pane_height}\u{1f}#{pane_in_mode}\u{1f}#{pane_dead}\u{1f}#{alternate_on}\u{1f}#{pane_current_command}\u{1f}#{pane_pid}\u{1f}#{window_activity}\u{1f}%s\u{1f}#{pane_title}";
+pub(crate) const READ_FORMAT: &str = "#{version}\t#{pane_id}\t#{cursor_x}\t#{cursor_y}\t#{cursor_flag}\t#{pane_width}\t#{pane_height}\t#{pane_in_mode}\t#{pane_dead}\t#{alternate_on}\t#{pane_pid}\t#{window_activity}\t%s\t#{bracket_paste_flag}\t#{pane_current_command}\t#{pane_title}";
 
 /// Build a Screen from the output of `display -p READ_FORMAT` + `capture-pane -p`.
 /// `issued_ms`: when the read was asked for, by this machine's clock, if the
@@ -335,23 +347,29 @@ pub(crate) fn parse_read(
     now_ms: u128,
 ) -> Result<Screen> {
     let (head, grid) = out.split_once('\n').unwrap_or((out, ""));
-    let f: Vec<&str> = head.split('\u{1f}').collect();
-    if f.len() < 14 || f[0].is_empty() {
+    let Some((release, f)) = split_fields(head, 15).filter(|(_, f)| !f[0].is_empty()) else {
         return Err(Error::NoPane(pane.to_string()));
-    }
+    };
     let n = |s: &str| s.parse::<usize>().ok();
     let mut s = Screen {
-        cursor: n(f[1]).zip(n(f[2])),
+        cursor: n(&f[1]).zip(n(&f[2])),
         cursor_visible: Some(f[3] == "1"),
-        width: n(f[4]).unwrap_or(0),
-        height: n(f[5]).unwrap_or(0),
+        width: n(&f[4]).unwrap_or(0),
+        height: n(&f[5]).unwrap_or(0),
         in_mode: f[6] == "1",
         dead: f[7] == "1",
         alternate_on: f[8] == "1",
-        command: Some(normalise_command(f[9])).filter(|c| !c.is_empty()),
-        pid: f[10].parse().ok(),
-        quiet_ms: quiet_ms(f[11], f[12], issued_ms),
-        title: Some(f[13..].join("\u{1f}").trim_end().to_string()),
+        pid: f[9].parse().ok(),
+        quiet_ms: quiet_ms(&f[10], &f[11], issued_ms),
+        // empty before tmux 3.7, which has no such format
+        bracketed_paste: match f[12].as_str() {
+            "1" => Some(true),
+            "0" => Some(false),
+            _ => None,
+        },
+        command: Some(normalise_command(&f[13])).filter(|c| !c.is_empty()),
+        title: Some(f[14].trim_end().to_string()),
+        tmux_version: Some(release.name),
         taken_at_ms: now_ms,
         ..Screen::default()
     };
@@ -464,7 +482,7 @@ mod tests {
     #[test]
     fn batched_reads_split_per_pane() {
         let head = |p: &str| {
-            format!("{READ_MARK}{p}\u{1f}0\u{1f}0\u{1f}1\u{1f}10\u{1f}2\u{1f}0\u{1f}0\u{1f}0\u{1f}bash\u{1f}9\u{1f}100\u{1f}105\u{1f}t\n")
+            format!("{READ_MARK}3.3a\t{p}\t0\t0\t1\t10\t2\t0\t0\t0\t9\t100\t105\t\tbash\tt\n")
         };
         let out = format!("{}a\nb\n{}c\n", head("%1"), head("%2"));
         let panes = vec!["%1".to_string(), "%2".to_string()];
@@ -483,8 +501,7 @@ mod tests {
         // a clock that disagrees with the server's is not used
         assert_eq!(quiet_ms("100", "101", Some(109_000)), None);
         assert!(parse_read_many(&panes[..1], &out, None, 0).is_none());
-        let locs =
-            parse_locs("%3\u{1f}$1\u{1f}main\u{1f}2\u{1f}0\u{1f}42\u{1f}claude\u{1f}0\nbad\n");
+        let locs = parse_locs("3.3a\t%3\t$1\tmain\t2\t0\t42\t0\tclaude\nbad\n");
         assert_eq!(locs.len(), 1);
         assert_eq!(locs[0].target(), "main:2.0");
         assert_eq!(message_literal("%3 a#{b}"), "%%3 a##{b}");
@@ -492,7 +509,7 @@ mod tests {
 
     #[test]
     fn a_guard_is_what_the_look_saw() {
-        let out = "%1\u{1f}2\u{1f}3\u{1f}1\u{1f}80\u{1f}24\u{1f}0\u{1f}0\u{1f}1\u{1f}node\u{1f}42\u{1f}\u{1f}\u{1f}t\nrow\n";
+        let out = "3.3a\t%1\t2\t3\t1\t80\t24\t0\t0\t1\t42\t\t\t\tnode\tt\nrow\n";
         let s = parse_read("%1", out, None, 0).unwrap();
         let g = Guard::of(&s).unwrap();
         assert_eq!(
@@ -522,17 +539,19 @@ mod tests {
 
     #[test]
     fn parses_a_read() {
-        let out = "%1\u{1f}2\u{1f}3\u{1f}1\u{1f}80\u{1f}4\u{1f}0\u{1f}0\u{1f}1\u{1f}/usr/bin/node\u{1f}42\u{1f}1000\u{1f}1000\u{1f}t %s \u{1f}x  \nrow0\nrow1  \n";
+        let out = "3.3a\t%1\t2\t3\t1\t80\t4\t0\t0\t1\t42\t1000\t1000\t\t/usr/bin/node\tt %s \tx  \nrow0\nrow1  \n";
         let s = parse_read("%1", out, None, 7).unwrap();
         assert_eq!(s.cursor, Some((2, 3)));
         assert_eq!(s.rows, vec!["row0", "row1", "", ""]);
         assert_eq!(s.command.as_deref(), Some("node"));
         assert_eq!(s.pid, Some(42));
-        assert_eq!(s.title.as_deref(), Some("t %s \u{1f}x"));
+        assert_eq!(s.title.as_deref(), Some("t %s \tx"));
+        assert_eq!(s.bracketed_paste, None);
+        assert_eq!(s.tmux_version.as_deref(), Some("3.3a"));
         assert_eq!(s.quiet_ms, None);
         assert!(parse_read("%1", "\n", None, 0).is_err());
         // a NO-BREAK SPACE is content (Claude's input box), not trailing blank
-        let out = "%1\u{1f}2\u{1f}0\u{1f}0\u{1f}10\u{1f}1\u{1f}0\u{1f}0\u{1f}0\u{1f}claude\u{1f}1\u{1f}\u{1f}\u{1f}\n\u{276f}\u{a0}  \n";
+        let out = "3.3a\t%1\t2\t0\t0\t10\t1\t0\t0\t0\t1\t\t\t\tclaude\t\n\u{276f}\u{a0}  \n";
         assert_eq!(
             parse_read("%1", out, None, 0).unwrap().rows,
             vec!["\u{276f}\u{a0}"]

@@ -18,6 +18,8 @@ pub struct Process {
     launcher: super::Launcher,
     /// `#{socket_path}`, learnt by `resolve` (one tmux call fewer for `server_key`).
     socket: Option<String>,
+    /// The server's release, learnt from the first read (every read names it).
+    release: Option<super::Release>,
 }
 
 static BUFFER_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -27,6 +29,26 @@ impl Process {
         self.socket = Some(socket);
     }
 
+    /// Note the server's release that a read named.
+    pub(crate) fn learn_release(&mut self, s: &Screen) {
+        if let Some(v) = &s.tmux_version {
+            if self.release.as_ref().is_none_or(|r| &r.name != v) {
+                self.release = Some(super::Release::parse(v));
+            }
+        }
+    }
+
+    /// The server's release: from the last read, else asked (`#{version}`).
+    pub fn release(&mut self) -> Result<super::Release> {
+        if let Some(r) = &self.release {
+            return Ok(r.clone());
+        }
+        let out = self.run(&["display-message", "-p", "#{version}"], None, None)?;
+        let r = super::Release::parse(&out);
+        self.release = Some(r.clone());
+        Ok(r)
+    }
+
     pub fn new(server: Server) -> Process {
         let launcher = super::Launcher::from_env();
         // Over ssh each call also logs in, and the far login shell's start-up files
@@ -34,6 +56,7 @@ impl Process {
         let timeout = Duration::from_secs(if launcher.remote { 20 } else { 5 });
         Process {
             socket: None,
+            release: None,
             server,
             timeout,
             launcher,
@@ -176,16 +199,20 @@ impl Process {
 /// Does the pane tmux resolved (`[pane_id, window_id, session, window_index,
 /// window_name, pane_index]`) match what the user wrote?
 /// What `resolve` asks tmux: the pane, what names it, and the server's socket.
-pub(crate) const RESOLVE_FORMAT: &str = "#{pane_id}\u{1f}#{window_id}\u{1f}#{session_name}\u{1f}#{window_index}\u{1f}#{window_name}\u{1f}#{pane_index}\u{1f}#{socket_path}";
+pub(crate) const RESOLVE_FORMAT: &str = "#{version}\t#{pane_id}\t#{window_id}\t#{session_name}\t#{window_index}\t#{window_name}\t#{pane_index}\t#{socket_path}";
 
 /// The pane id and socket path from a `RESOLVE_FORMAT` reply, if it is the pane
 /// the user named (display-message falls back to another pane otherwise).
 pub(crate) fn resolved(target: &str, out: &str) -> Result<(String, String)> {
-    let f: Vec<&str> = out.trim_end_matches('\n').split('\u{1f}').collect();
-    if f.len() != 7 || f[0].is_empty() || !target_matches(target, &f[..6]) {
+    let line = out.trim_end_matches('\n');
+    let Some((_, f)) = super::split_fields(line, 7) else {
+        return Err(Error::NoPane(target.to_string()));
+    };
+    let names: Vec<&str> = f.iter().map(String::as_str).collect();
+    if f[0].is_empty() || !target_matches(target, &names[..6]) {
         return Err(Error::NoPane(target.to_string()));
     }
-    Ok((f[0].to_string(), f[6].to_string()))
+    Ok((f[0].clone(), f[6].clone()))
 }
 
 fn target_matches(target: &str, f: &[&str]) -> bool {
@@ -235,7 +262,9 @@ impl Tmux for Process {
             None,
             Some(pane),
         )?;
-        parse_read(pane, &out, issued, now_ms())
+        let s = parse_read(pane, &out, issued, now_ms())?;
+        self.learn_release(&s);
+        Ok(s)
     }
 
     /// One tmux client: the resolve reply, then the read's, for the same target.
@@ -274,6 +303,7 @@ impl Tmux for Process {
         match one {
             Some((pane, socket, screen)) => {
                 self.socket = Some(socket);
+                self.learn_release(&screen);
                 Ok((pane, screen))
             }
             None => super::resolve_then_read(self, target),
@@ -296,20 +326,20 @@ impl Tmux for Process {
 
     fn list_panes(&mut self) -> Result<Vec<PaneInfo>> {
         let out = self.run(
-            &["list-panes", "-a", "-F", "#{pane_id}\u{1f}#{session_name}:#{window_index}.#{pane_index}\u{1f}#{pane_pid}\u{1f}#{pane_current_command}\u{1f}#{pane_dead}"],
+            &["list-panes", "-a", "-F", "#{version}\t#{pane_id}\t#{session_name}:#{window_index}.#{pane_index}\t#{pane_pid}\t#{pane_dead}\t#{pane_current_command}"],
             None,
             None,
         )?;
         Ok(out
             .lines()
             .filter_map(|l| {
-                let f: Vec<&str> = l.split('\u{1f}').collect();
-                (f.len() == 5).then(|| PaneInfo {
-                    id: f[0].into(),
-                    target: f[1].into(),
+                let (_, f) = super::split_fields(l, 5)?;
+                Some(PaneInfo {
+                    id: f[0].clone(),
+                    target: f[1].clone(),
                     pid: f[2].parse().ok(),
-                    command: f[3].into(),
-                    dead: f[4] == "1",
+                    dead: f[3] == "1",
+                    command: f[4].clone(),
                 })
             })
             .collect())
@@ -338,9 +368,10 @@ impl Tmux for Process {
 
     fn paste_guarded(&mut self, pane: &str, text: &str, guard: Option<&Guard>) -> Result<bool> {
         let buf = Self::unique_buffer();
+        let raw = self.release()?.paste_needs_raw_flag();
         // One tmux client: load the body from stdin into a private buffer, then the
         // guarded paste (see `Guarded::paste`), whose branch reports which it did.
-        let g = Guarded::paste(pane, &buf, guard);
+        let g = Guarded::paste(pane, &buf, guard, raw);
         let r = self.run(
             &[
                 "load-buffer",
@@ -491,12 +522,14 @@ impl Guarded {
     /// Paste buffer `buf` into `pane` (framed, LF kept) and drop it; or, the pane
     /// dead (where a paste crashes tmux 3.3a), gone or not as the guard saw it,
     /// only drop it. The check and the paste run inside one if-shell, so the pane
-    /// cannot die (or the agent redraw) between them.
-    pub(crate) fn paste(pane: &str, buf: &str, guard: Option<&Guard>) -> Guarded {
+    /// cannot die (or the agent redraw) between them. `raw`: tmux 3.7 and later
+    /// pass a paste through vis(3) unless `-S` (a `$HOME` would arrive as `\$HOME`).
+    pub(crate) fn paste(pane: &str, buf: &str, guard: Option<&Guard>, raw: bool) -> Guarded {
+        let s = if raw { "S" } else { "" };
         Guarded::new(
             pane,
             guard,
-            &format!("paste-buffer -d -p -r -b {buf} -t {pane}"),
+            &format!("paste-buffer -d -p -r{s} -b {buf} -t {pane}"),
             Some(&format!("delete-buffer -b {buf}")),
         )
     }
