@@ -311,6 +311,14 @@ pub struct DemoArgs {
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayVersion => {
+            println!(
+                "promptgate {}\n{}",
+                env!("CARGO_PKG_VERSION"),
+                crate::tmux::release::describe_local()
+            );
+            return 0;
+        }
         Err(e) => {
             let _ = e.print();
             return match e.kind() {

@@ -67,6 +67,11 @@ fn bodies() -> Vec<(&'static str, Vec<u8>)> {
             "tabs and quotes",
             b"a\tb 'single' \"double\" $(id) `id` #{pane_id} %% \\".to_vec(),
         ),
+        (
+            // tmux 3.7 pastes `$HOME` as `\$HOME` unless told not to (-S)
+            "variables",
+            b"echo $HOME ${PATH} $_x \\$y #(id) %s\n$LAST".to_vec(),
+        ),
     ]
 }
 

@@ -13,7 +13,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: ExplainArgs) -> Result<i32> 
     let o = observe(&mut tmux, profiles, a.t.agent.as_deref(), &pane)?;
     if a.json {
         out(
-            &serde_json::json!({"pane": pane, "identity": o.identity, "verdict": o.verdict})
+            &serde_json::json!({"pane": pane, "identity": o.identity, "verdict": o.verdict, "screen": facts(&o.screen)})
                 .to_string(),
         )?;
     } else {
@@ -22,10 +22,29 @@ pub fn run(server: &Server, profiles: &Profiles, a: ExplainArgs) -> Result<i32> 
     Ok(0)
 }
 
+/// The pane facts of a read, without its rows (for `--json`).
+fn facts(s: &Screen) -> serde_json::Value {
+    serde_json::json!({
+        "width": s.width,
+        "height": s.height,
+        "cursor": s.cursor,
+        "cursor_visible": s.cursor_visible,
+        "in_mode": s.in_mode,
+        "dead": s.dead,
+        "alternate_on": s.alternate_on,
+        "command": s.command,
+        "pid": s.pid,
+        "title": s.title,
+        "quiet_ms": s.quiet_ms,
+        "bracketed_paste": s.bracketed_paste,
+        "tmux": s.tmux_version,
+    })
+}
+
 /// The human explanation: the pane facts, who runs there, every rule, the verdict.
 pub fn print(what: &str, s: &Screen, id: Option<&Identity>, v: &Verdict) -> Result<()> {
     out(&format!(
-        "{what}: {}x{}, cursor {}, cursor_flag {}, in_mode {}, dead {}, alternate_on {}, command {}, title {:?}{}",
+        "{what}: {}x{}, cursor {}, cursor_flag {}, in_mode {}, dead {}, alternate_on {}, command {}, title {:?}{}{}",
         s.width,
         s.height,
         s.cursor.map(|(x, y)| format!("{x},{y}")).unwrap_or("?".into()),
@@ -37,6 +56,9 @@ pub fn print(what: &str, s: &Screen, id: Option<&Identity>, v: &Verdict) -> Resu
         s.title.as_deref().unwrap_or(""),
         s.quiet_ms
             .map(|q| format!(", no output for {} s+", q / 1000))
+            .unwrap_or_default(),
+        s.bracketed_paste
+            .map(|b| format!(", bracketed paste {}", if b { "on" } else { "off" }))
             .unwrap_or_default()
     ))?;
     if let Some(id) = id {

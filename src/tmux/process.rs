@@ -33,7 +33,9 @@ impl Process {
     pub(crate) fn learn_release(&mut self, s: &Screen) {
         if let Some(v) = &s.tmux_version {
             if self.release.as_ref().is_none_or(|r| &r.name != v) {
-                self.release = Some(super::Release::parse(v));
+                let r = super::Release::parse(v);
+                super::release::warn_once(&r);
+                self.release = Some(r);
             }
         }
     }

@@ -60,6 +60,11 @@ impl Release {
         self.number.is_some_and(|n| (3, 4) <= n && n <= (3, 5))
     }
 
+    /// A vis-encoded reply also escapes `$` before a name (3.4 only).
+    pub fn vis_dollar(&self) -> bool {
+        self.number == Some((3, 4))
+    }
+
     /// `paste-buffer` vis-encodes the buffer unless `-S` (3.7 and later).
     pub fn paste_needs_raw_flag(&self) -> bool {
         self.at_least((3, 7))
@@ -81,6 +86,82 @@ impl Release {
     }
 }
 
+/// The oldest and newest tested releases, as words: `3.2a to 3.7c`.
+pub fn tested_range() -> String {
+    format!("{} to {}", TESTED[0], TESTED[TESTED.len() - 1])
+}
+
+/// A warning for a release outside the tested range, if it is.
+pub fn warning(r: &Release) -> Option<String> {
+    match r.standing() {
+        Standing::Older => Some(format!(
+            "tmux {} is older than the oldest tested release ({}): upgrade tmux; promptgate may misread panes on it",
+            r.name, TESTED[0]
+        )),
+        _ => None,
+    }
+}
+
+/// Warn once per process (on stderr) about a release outside the tested range.
+pub fn warn_once(r: &Release) {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if let Some(w) = warning(r) {
+        if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            eprintln!("promptgate: warning: {w}");
+        }
+    }
+}
+
+/// What `promptgate --version` says about the tmux it finds: the client's
+/// release (`tmux -V`, through `PROMPTGATE_TMUX` when set), where it is, and
+/// how it stands against the tested range.
+pub fn describe_local() -> String {
+    let launcher = super::Launcher::from_env();
+    let mut cmd = std::process::Command::new(&launcher.argv[0]);
+    cmd.args(&launcher.argv[1..]).arg("-V");
+    let where_ = if launcher.remote {
+        launcher.argv.join(" ")
+    } else {
+        find_in_path(&launcher.argv[0]).unwrap_or_else(|| launcher.argv[0].clone())
+    };
+    let out = cmd
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    let name = match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        _ => {
+            return format!(
+                "tmux: not found ({where_}); install tmux {} or later",
+                TESTED[0]
+            )
+        }
+    };
+    let r = Release::parse(&name);
+    let standing = match r.standing() {
+        Standing::Tested => format!("tested (the matrix runs {})", tested_range()),
+        Standing::Older => format!("WARNING: {}", warning(&r).unwrap_or_default()),
+        Standing::Newer => format!(
+            "newer than the newest tested release ({}): report what breaks",
+            TESTED[TESTED.len() - 1]
+        ),
+        Standing::Unknown => format!("a development build; tested releases: {}", tested_range()),
+    };
+    format!("{name} ({where_}): {standing}")
+}
+
+fn find_in_path(prog: &str) -> Option<String> {
+    if prog.contains('/') {
+        return Some(prog.to_string());
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(prog))
+            .find(|p| p.is_file())
+            .map(|p| p.display().to_string())
+    })
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Standing {
     Tested,
@@ -98,7 +179,7 @@ pub(crate) fn split_fields(line: &str, n: usize) -> Option<(Release, Vec<String>
     let fields: Vec<String> = it
         .map(|f| {
             if release.vis_replies() {
-                unvis(f)
+                unvis(f, release.vis_dollar())
             } else {
                 f.to_string()
             }
@@ -108,10 +189,11 @@ pub(crate) fn split_fields(line: &str, n: usize) -> Option<(Release, Vec<String>
 }
 
 /// Undo what tmux 3.4 and 3.5 do to a reply (`vis(3)` with `VIS_OCTAL |
-/// VIS_CSTYLE | VIS_NOSLASH`, and a backslash before `$` that starts a variable
-/// name): `\NNN` octal, the C escapes, `\$`. A backslash itself is not escaped
-/// by those releases, so any other backslash is kept as it is.
-pub fn unvis(s: &str) -> String {
+/// VIS_CSTYLE | VIS_NOSLASH`, and on 3.4 a backslash before `$` that starts a
+/// variable name): `\NNN` octal, the C escapes, and with `dollar` `\$`. A
+/// backslash itself is not escaped by those releases, so any other backslash is
+/// kept as it is.
+pub fn unvis(s: &str, dollar: bool) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -140,9 +222,9 @@ pub fn unvis(s: &str) -> String {
             b'r' => Some(b'\r'),
             b'v' => Some(0x0b),
             b'0' => Some(0),
-            b'$' if b
-                .get(i + 2)
-                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_' || *c == b'{') =>
+            b'$' if dollar
+                && b.get(i + 2)
+                    .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_' || *c == b'{') =>
             {
                 Some(b'$')
             }
@@ -192,13 +274,17 @@ mod tests {
 
     #[test]
     fn vis_encoded_replies_decode() {
-        assert_eq!(unvis("a\\037b"), "a\u{1f}b");
-        assert_eq!(unvis("\\$HOME and \\${x} and $5"), "$HOME and ${x} and $5");
-        assert_eq!(unvis("C:\\dir\\x"), "C:\\dir\\x");
-        assert_eq!(unvis("\\033[1m"), "\u{1b}[1m");
-        assert_eq!(unvis("tab\there"), "tab\there");
-        assert_eq!(unvis("end\\"), "end\\");
-        assert_eq!(unvis("✳ Claude"), "✳ Claude");
+        assert_eq!(unvis("a\\037b", false), "a\u{1f}b");
+        assert_eq!(
+            unvis("\\$HOME and \\${x} and $5", true),
+            "$HOME and ${x} and $5"
+        );
+        assert_eq!(unvis("\\$HOME", false), "\\$HOME");
+        assert_eq!(unvis("C:\\dir\\x", true), "C:\\dir\\x");
+        assert_eq!(unvis("\\033[1m", true), "\u{1b}[1m");
+        assert_eq!(unvis("tab\there", true), "tab\there");
+        assert_eq!(unvis("end\\", true), "end\\");
+        assert_eq!(unvis("✳ Claude", true), "✳ Claude");
     }
 
     #[test]
@@ -208,6 +294,8 @@ mod tests {
         assert_eq!(f, vec!["%1", "$HOME", "title\twith tab"]);
         let (_, f) = split_fields("3.3a\t%1\t\\$HOME\tt", 3).unwrap();
         assert_eq!(f[1], "\\$HOME");
+        let (_, f) = split_fields("3.5a\t%1\t\\$HOME\\037\tt", 3).unwrap();
+        assert_eq!(f[1], "\\$HOME\u{1f}");
         assert!(split_fields("3.3a\t%1", 3).is_none());
     }
 }

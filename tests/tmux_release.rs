@@ -1,0 +1,136 @@
+//! What differs between tmux releases (scripts/tmux-matrix.sh runs this file on
+//! each): `--version` names the tmux it finds, an old one is warned about, pane
+//! titles and names come back literally, and tmux 3.7's bracket_paste_flag
+//! decides the framing.
+mod common;
+use common::*;
+use std::process::Command;
+
+fn tmux_version() -> String {
+    let o = Command::new("tmux").arg("-V").output().unwrap();
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+fn at_least_3_7() -> bool {
+    let v = tmux_version();
+    let n = v.trim_start_matches("tmux ").trim_start_matches("next-");
+    let mut it = n.split('.');
+    let major: u32 = it.next().and_then(|m| m.parse().ok()).unwrap_or(0);
+    let minor: u32 = it
+        .next()
+        .map(|m| {
+            m.chars()
+                .take_while(|c| c.is_ascii_digit())
+                .collect::<String>()
+        })
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
+    (major, minor) >= (3, 7) || n.starts_with("master")
+}
+
+#[test]
+fn version_names_the_tmux_it_finds() {
+    let o = Command::new(bin()).arg("--version").output().unwrap();
+    assert_eq!(code(&o), 0);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.starts_with("promptgate "), "{out}");
+    assert!(out.contains(&tmux_version()), "{out}");
+    assert!(out.contains("tested"), "{out}");
+}
+
+#[test]
+fn an_older_tmux_than_tested_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("tmux");
+    std::fs::write(&fake, "#!/bin/sh\necho 'tmux 3.0a'\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = Command::new(bin())
+        .arg("--version")
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("tmux 3.0a"), "{out}");
+    assert!(
+        out.contains("WARNING") && out.contains("older than the oldest tested release"),
+        "{out}"
+    );
+}
+
+#[test]
+fn titles_with_control_bytes_and_dollars_read_literally() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let (pane, _) = srv.fake("claude", &["--title", "✳ $HOME ${x} \\$y a\u{1f}b"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    // every field of the read is in its place: the state is right, and the
+    // title, which comes last, reads back as the agent set it
+    let o = srv.pg(&["explain", "-t", &pane, "--json"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let title = j
+        .pointer("/screen/title")
+        .and_then(|t| t.as_str())
+        .unwrap_or("");
+    // (tmux 3.7 stores a title vis-encoded, each backslash doubled: that is its value)
+    assert!(title.starts_with("✳ $HOME ${x} \\"), "{title:?} in {j}");
+    assert!(title.ends_with("$y ab"), "{title:?} in {j}");
+    let all = srv.pg(&["state", "--all"]);
+    assert!(
+        String::from_utf8_lossy(&all.stdout).contains(&format!("{pane}\tclaude\tready")),
+        "{}",
+        String::from_utf8_lossy(&all.stdout)
+    );
+}
+
+#[test]
+fn bracketed_paste_off_takes_the_unframed_path_where_tmux_says_so() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (pane, transcript) = srv.fake("claude", &["--no-bracketed-paste"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    let o = srv.pg(&["send", "-t", &pane, "--json", "a single line for a $HOME"]);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+    assert_eq!(code(&o), 0, "{} {r}", stderr(&o));
+    assert_eq!(prompts(&transcript), vec!["a single line for a $HOME"]);
+    // a body of several lines lands byte-exact either way (the agent takes a raw LF
+    // as a newline); tmux 3.7 says the app has mode 2004 off, so it goes as keys
+    srv.wait_state(&pane, "ready", 10.0);
+    let o = srv.pg(&["send", "-t", &pane, "--json", "line one\nline two"]);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+    assert_eq!(code(&o), 0, "{} {r}", stderr(&o));
+    assert_eq!(prompts(&transcript)[1], "line one\nline two");
+    let want = if at_least_3_7() {
+        "raw-keys"
+    } else {
+        "bracketed-paste"
+    };
+    assert_eq!(r["framing"], want, "{r}");
+    if at_least_3_7() {
+        // an agent whose raw LF would submit: refused, untyped, where tmux tells
+        let profiles = custom_profile(
+            srv.dir.path(),
+            "claude",
+            "claudelf",
+            &[("raw_newline_ok = true", "raw_newline_ok = false")],
+        );
+        srv.wait_state(&pane, "ready", 10.0);
+        let o = srv.pg(&[
+            "send",
+            "-t",
+            &pane,
+            "--agent",
+            "claudelf",
+            "--profiles",
+            profiles.to_str().unwrap(),
+            "line one\nline two",
+        ]);
+        assert_eq!(code(&o), 10, "{}", stderr(&o));
+        assert!(stderr(&o).contains("bracketed paste off"), "{}", stderr(&o));
+        assert_eq!(prompts(&transcript).len(), 2);
+    }
+}
