@@ -57,7 +57,7 @@ impl Release {
 
     /// `display -p` and `-F` replies are vis-encoded (3.4 and 3.5 only).
     pub fn vis_replies(&self) -> bool {
-        self.number.is_some_and(|n| (3, 4) <= n && n <= (3, 5))
+        self.number.is_some_and(|n| ((3, 4)..=(3, 5)).contains(&n))
     }
 
     /// A vis-encoded reply also escapes `$` before a name (3.4 only).
