@@ -5,6 +5,8 @@
 #   scripts/tmux-matrix.sh 3.4 3.7c             only these
 #   scripts/tmux-matrix.sh --suites live,plugin 3.5a
 #   scripts/tmux-matrix.sh --list               the releases it can build
+#   PROMPTGATE_REAL_AGENTS=1 scripts/tmux-matrix.sh --suites real_agents:claude_120x40 3.4 3.7c
+#                                               a suite's tests whose names contain a filter
 #
 # Each release is built once from tmux's own sources (../shared/tmux/tmux-VER.tar.gz,
 # or $PROMPTGATE_TMUX_SOURCES) into $PROMPTGATE_TMUX_CACHE (default
@@ -65,7 +67,7 @@ tmux_prefix() {
 cd "$ROOT" || exit 2
 IFS=, read -r -a suites <<<"$SUITES"
 test_args=()
-for s in "${suites[@]}"; do test_args+=(--test "$s"); done
+for s in "${suites[@]}"; do test_args+=(--test "${s%%:*}"); done
 echo "== building the test binaries once"
 cargo test --locked --no-run "${test_args[@]}" >/dev/null 2>&1 || cargo test --locked --no-run "${test_args[@]}" || exit 1
 
@@ -85,8 +87,10 @@ for v in "${releases[@]}"; do
 	row="| ${got#tmux } |"
 	t0=$(date +%s)
 	for s in "${suites[@]}"; do
-		log="$logdir/$v-$s.log"
-		PATH="$prefix/bin:$PATH" cargo test --locked --test "$s" >"$log" 2>&1
+		log="$logdir/$v-${s//[:\/]/_}.log"
+		filter=()
+		[ "${s#*:}" = "$s" ] || filter=("${s#*:}" -- --nocapture --test-threads=1)
+		PATH="$prefix/bin:$PATH" cargo test --locked --test "${s%%:*}" "${filter[@]}" >"$log" 2>&1
 		rc=$?
 		line=$(grep -E '^test result:' "$log" | tail -1)
 		passed=$(sed -n 's/.* \([0-9]*\) passed.*/\1/p' <<<"$line")
