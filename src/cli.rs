@@ -309,6 +309,14 @@ pub struct DemoArgs {
 
 /// Parse, run, map errors to exit codes. `main` is only this.
 pub fn main() -> i32 {
+    crate::interrupt::install();
+    let code = run_main();
+    // a signal held back while a prompt was typed ends the process now
+    crate::interrupt::finished();
+    code
+}
+
+fn run_main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayVersion => {

@@ -70,6 +70,8 @@ pub fn type_body(
     let start = clock.now();
     let chunks = plan.body_chunks();
     let total = plan.chunks.len();
+    // from here a Ctrl-C or a kill waits until the send has finished
+    crate::interrupt::begin_typing()?;
     for (i, c) in chunks.iter().enumerate() {
         if c.delay_before_ms > 0 {
             clock.sleep(Duration::from_millis(c.delay_before_ms));

@@ -33,6 +33,9 @@ pub mod code {
     pub const RECEIPT_UNKNOWN: i32 = 34;
     pub const FANOUT_PARTIAL: i32 = 35;
     pub const FANOUT_NONE: i32 = 36;
+    /// 128 + the signal: stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129)
+    /// before anything was typed.
+    pub const INTERRUPTED_BASE: i32 = 128;
 }
 
 #[derive(Debug, Error)]
@@ -69,6 +72,8 @@ pub enum Error {
         total: usize,
         msg: String,
     },
+    #[error("stopped by {} before anything was typed; nothing typed", crate::interrupt::name(*.0))]
+    Interrupted(i32),
     #[error("{0}")]
     Io(#[from] std::io::Error),
     #[error("{0}")]
@@ -104,6 +109,7 @@ impl Error {
             Error::PaneChanged(..) => code::PANE_CHANGED,
             Error::Locked(..) => code::LOCKED,
             Error::DeliveryFailed { .. } => code::DELIVERY_FAILED,
+            Error::Interrupted(sig) => code::INTERRUPTED_BASE + sig,
             Error::Io(_) | Error::Other(_) => code::INTERNAL,
         }
     }

@@ -11,6 +11,7 @@ pub mod error;
 pub mod fake_agent;
 pub mod gate;
 pub mod identify;
+pub mod interrupt;
 pub mod lock;
 pub mod log;
 pub mod plan;

@@ -195,6 +195,8 @@ fn deliver(
     item: &Item,
     r: &QueueRunArgs,
 ) -> bool {
+    // a Ctrl-C while this item is typed takes effect once it is journalled
+    let _done = crate::interrupt::Finished;
     let a = send_args(item, r);
     let mut attempt = item.clone();
     attempt.attempts += 1;

@@ -99,6 +99,9 @@ impl Conn {
         let mut cmd = super::Launcher::from_env().command(&args);
         // If promptgate dies (even by SIGKILL), its control client must go too:
         // an orphaned `tmux -C` whose reader is gone keeps a killed server alive.
+        // Its own process group: a Ctrl-C at the terminal while a prompt is typed
+        // is held by promptgate (see `interrupt`) and must not cut the connection.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         #[cfg(target_os = "linux")]
         unsafe {
             use std::os::unix::process::CommandExt;

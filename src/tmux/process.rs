@@ -71,24 +71,25 @@ impl Process {
         let mut all = self.server.args();
         all.extend(args.iter().map(|s| s.to_string()));
         let mut cmd = self.launcher.command(&all);
-        cmd.stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
+        // A body goes in as a complete, unlinked file, never a pipe: tmux's
+        // `load-buffer -` takes whatever came before EOF, so a pipe whose writer
+        // (this process) is killed part way would paste half a prompt. A file
+        // the client holds has all of it, whatever happens here.
+        cmd.stdin(match stdin {
+            Some(data) => Stdio::from(body_file(data)?),
+            None => Stdio::null(),
         });
+        // Its own process group: a Ctrl-C at the terminal stops promptgate (see
+        // `interrupt`), never a tmux client half way through a write.
+        {
+            use std::os::unix::process::CommandExt;
+            cmd.process_group(0);
+        }
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = cmd.spawn().map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => Error::TmuxMissing,
             _ => Error::Io(e),
         })?;
-        // Feed stdin and drain the pipes on threads so that nothing blocks the deadline.
-        let feeder = stdin.map(|data| {
-            let mut pipe = child.stdin.take().expect("stdin piped");
-            let data = data.to_vec();
-            std::thread::spawn(move || {
-                let _ = pipe.write_all(&data);
-            })
-        });
         let drain = |p: Option<Box<dyn Read + Send>>| {
             std::thread::spawn(move || {
                 let mut buf = Vec::new();
@@ -122,9 +123,6 @@ impl Process {
             }
             std::thread::sleep(Duration::from_micros(300));
         };
-        if let Some(f) = feeder {
-            let _ = f.join();
-        }
         let out = out_t.join().unwrap_or_default();
         let err = err_t.join().unwrap_or_default();
         if !status.success() {
@@ -196,6 +194,16 @@ impl Process {
         let n = BUFFER_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         format!("promptgate-{}-{}-{n}", std::process::id(), now_ms())
     }
+}
+
+/// `data` in a file that is already unlinked (no name on disk to leave
+/// behind), read from its start.
+fn body_file(data: &[u8]) -> Result<std::fs::File> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = tempfile::tempfile()?;
+    f.write_all(data)?;
+    f.seek(SeekFrom::Start(0))?;
+    Ok(f)
 }
 
 /// Does the pane tmux resolved (`[pane_id, window_id, session, window_index,

@@ -1,0 +1,94 @@
+//! SIGINT and SIGTERM: before anything is typed they stop promptgate at once
+//! (nothing typed, nothing to undo); once typing has begun they are held until
+//! the send has finished and reported, so that a prompt is never left half
+//! typed or typed without its Enter by a Ctrl-C or a `kill`.
+//!
+//! (SIGKILL cannot be held: the tmux client that carries a paste runs in its
+//! own process group and reads the body from a complete, unlinked file, so it
+//! pastes all of it or, killed itself first, nothing. See `tmux::Process::run`.)
+
+use crate::error::{Error, Result};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
+static TYPING: AtomicBool = AtomicBool::new(false);
+static PENDING: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    if TYPING.load(Ordering::SeqCst) {
+        PENDING.store(sig, Ordering::SeqCst);
+    } else {
+        // nothing typed yet: die as if there were no handler
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+            libc::raise(sig);
+        }
+    }
+}
+
+/// Install the handlers (once, at start-up of a command that types).
+pub fn install() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Called right before the first byte is written to a pane: from now on a
+/// signal waits for the send to finish. A signal that already came (another
+/// target of a fan-out had begun typing) stops this one untyped.
+pub fn begin_typing() -> Result<()> {
+    TYPING.store(true, Ordering::SeqCst);
+    match PENDING.load(Ordering::SeqCst) {
+        0 => Ok(()),
+        sig => Err(Error::Interrupted(sig)),
+    }
+}
+
+/// A send has finished and reported: a signal held back since its typing
+/// began now takes effect (the process ends by it, as it would have).
+pub fn finished() {
+    TYPING.store(false, Ordering::SeqCst);
+    let sig = PENDING.swap(0, Ordering::SeqCst);
+    if sig != 0 {
+        eprintln!(
+            "promptgate: {} came while a prompt was being typed: the send was finished first",
+            name(sig)
+        );
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+            libc::raise(sig);
+        }
+    }
+}
+
+/// Calls [`finished`] when dropped: one delivery of a long-running command.
+pub struct Finished;
+
+impl Drop for Finished {
+    fn drop(&mut self) {
+        finished();
+    }
+}
+
+/// The signal held back while typing, if any.
+pub fn pending() -> Option<i32> {
+    match PENDING.load(Ordering::SeqCst) {
+        0 => None,
+        sig => Some(sig),
+    }
+}
+
+/// The name of a signal, for messages.
+pub fn name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "a signal",
+    }
+}
