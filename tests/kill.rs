@@ -79,7 +79,7 @@ fn trial(throttled: bool, sig: i32, after_ms: u64) {
         std::fs::set_permissions(&w, std::fs::Permissions::from_mode(0o755)).unwrap();
         cmd.env("PROMPTGATE_TMUX", &w);
     }
-    let mut child = cmd
+    let child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -189,7 +189,7 @@ fn sigterm_before_typing_exits_by_the_signal_and_types_nothing() {
     srv.tmux(&["send-keys", "-t", &pane, "-l", "first"]);
     srv.tmux(&["send-keys", "-t", &pane, "Enter"]);
     srv.wait_state(&pane, "busy", 5.0);
-    let mut child = srv
+    let child = srv
         .pg_cmd(&["send", "-t", &pane, "--wait-busy", "second"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
