@@ -33,6 +33,7 @@ pub mod code {
     pub const RECEIPT_UNKNOWN: i32 = 34;
     pub const FANOUT_PARTIAL: i32 = 35;
     pub const FANOUT_NONE: i32 = 36;
+    pub const RECEIPT_MANGLED: i32 = 37;
     /// 128 + the signal: stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129)
     /// before anything was typed.
     pub const INTERRUPTED_BASE: i32 = 128;

@@ -95,7 +95,7 @@ fn id(p: &Profile, how: &str, detail: &str) -> Identity {
 
 /// `comm` equals the name, or argv[0]/argv[1] (an interpreter's script) has it as
 /// basename (extension dropped), or a name with `/` occurs inside argv[0..2].
-fn proc_matches(pr: &Proc, name: &str) -> bool {
+pub(crate) fn proc_matches(pr: &Proc, name: &str) -> bool {
     if pr.comm == name {
         return true;
     }

@@ -17,6 +17,7 @@ pub mod log;
 pub mod plan;
 pub mod profile;
 pub mod queue;
+pub mod record;
 pub mod screen;
 pub mod text;
 pub mod tmux;

@@ -19,6 +19,8 @@ pub enum Receipt {
     Stranded,
     Refused,
     Unknown,
+    /// The agent's own record holds something other than the body (`proof`).
+    Mangled,
 }
 
 impl std::fmt::Display for Receipt {
@@ -29,6 +31,7 @@ impl std::fmt::Display for Receipt {
             Receipt::Stranded => "stranded",
             Receipt::Refused => "refused",
             Receipt::Unknown => "unknown",
+            Receipt::Mangled => "mangled",
         })
     }
 }

@@ -476,6 +476,15 @@ fn send(a: &Agent, body: &str, extra: &[&str]) -> (Value, Duration) {
         text(&o.stderr),
         a.capture()
     );
+    // proof from the agent's own record, not only the screen
+    assert_eq!(
+        (r["proof"]["source"].as_str(), r["proof"]["match"].as_str()),
+        (Some("transcript"), Some("exact")),
+        "{}: send of {} B: proof {}",
+        a.name,
+        body.len(),
+        r["proof"]
+    );
     (r, took)
 }
 

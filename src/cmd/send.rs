@@ -250,12 +250,13 @@ pub fn deliver_to(
             first.screen.bracketed_paste,
         )?;
         let lock = PaneLock::acquire(&server_key, &pane, secs(a.lock_timeout))?;
+        let pane_pid = first.screen.pid;
         // the read that identified the agent is the gate's first poll, unless
         // another sender held the pane since it began (it may show that one's body)
         let first = (lock.waited_ms == 0 && lock.last_held_ms < read_at).then_some(first.screen);
-        Ok((server_key, agent, pl, lock, first))
+        Ok((server_key, agent, pl, lock, first, pane_pid))
     })();
-    let (server_key, agent, mut pl, lock, mut first) = match prep {
+    let (server_key, agent, mut pl, lock, mut first, pane_pid) = match prep {
         Ok(v) => v,
         Err(e) => return Outcome::failed(&pane, e),
     };
@@ -264,6 +265,8 @@ pub fn deliver_to(
         Err(e) => return Outcome::failed(&pane, e),
     };
     let force = forced(a);
+    // the agent's own record, marked before anything is typed (proof of receipt)
+    let mark = crate::record::mark(profile, pane_pid);
     // time spent gating (every gate, if it gated again), not delivering
     let mut gate_time = Duration::ZERO;
     // Gate, then deliver; when the pane changed after the gate's last look and
@@ -354,7 +357,9 @@ pub fn deliver_to(
         };
     };
     let (code, err) = match run {
-        Ok((typed, j, resubmits, verify_ms)) => {
+        Ok((typed, mut j, resubmits, verify_ms)) => {
+            let proof = prove(&mark, &pl, &mut j);
+            rec["proof"] = serde_json::to_value(&proof).unwrap_or_default();
             rec["receipt"] = j.receipt.to_string().into();
             rec["evidence"] = serde_json::to_value(&j.evidence).unwrap_or_default();
             rec["resubmits"] = resubmits.into();
@@ -378,6 +383,43 @@ pub fn deliver_to(
     }
 }
 
+/// Read the agent's own record after the submit: a `consumed` (or `unknown`)
+/// receipt whose record holds other text than the body is `mangled`; an
+/// `unknown` one whose record holds the body is `consumed`.
+fn prove(
+    mark: &std::result::Result<crate::record::Mark, String>,
+    pl: &Plan,
+    j: &mut crate::verify::Judgement,
+) -> crate::record::Proof {
+    let body: String = pl.body_chunks().iter().map(|c| c.text.as_str()).collect();
+    let m = match mark {
+        Ok(m) if matches!(j.receipt, Receipt::Consumed | Receipt::Unknown) => m,
+        Ok(_) => {
+            return crate::record::Proof::screen(&body, &format!("the receipt is {}", j.receipt))
+        }
+        Err(why) => return crate::record::Proof::screen(&body, why),
+    };
+    let proof = m.prove(&body);
+    let rule = |r: &str| crate::detect::Evidence {
+        rule: r.into(),
+        row: None,
+        col: None,
+        text: proof.path.clone().unwrap_or_default(),
+    };
+    match proof.matched {
+        "differs" => {
+            j.receipt = Receipt::Mangled;
+            j.evidence = rule("record.differs");
+        }
+        "exact" if j.receipt == Receipt::Unknown => {
+            j.receipt = Receipt::Consumed;
+            j.evidence = rule("record.exact");
+        }
+        _ => {}
+    }
+    proof
+}
+
 /// `--force`, or `PROMPTGATE_GATE=off`: skip the gate (still plan, sanitise, verify).
 fn forced(a: &SendArgs) -> bool {
     a.force || std::env::var("PROMPTGATE_GATE").is_ok_and(|v| v == "off" || v == "0")
@@ -390,6 +432,7 @@ fn receipt_code(r: &Receipt) -> i32 {
         Receipt::Stranded => code::RECEIPT_STRANDED,
         Receipt::Refused => code::RECEIPT_REFUSED,
         Receipt::Unknown => code::RECEIPT_UNKNOWN,
+        Receipt::Mangled => code::RECEIPT_MANGLED,
     }
 }
 

@@ -17,6 +17,7 @@
 mod composer;
 mod input;
 mod log;
+mod records;
 mod render;
 mod term;
 
@@ -104,6 +105,10 @@ pub struct FakeAgentArgs {
     /// Exit once N prompts have been submitted and answered.
     #[arg(long, value_name = "N")]
     pub exit_after: Option<u32>,
+    /// Also write each submitted prompt where the real agent records it (under
+    /// $HOME, in its format), for the proof of receipt.
+    #[arg(long)]
+    pub records: bool,
     /// Fault: read at most 1022 bytes per read() and drop every unframed read of exactly 1022.
     #[arg(long)]
     pub fault_read_1022: bool,
@@ -631,6 +636,12 @@ impl App {
                 ("queued", queued.into()),
             ],
         );
+        if self.args.records {
+            if let Err(e) = records::append(self.like, &text) {
+                self.log
+                    .rec("record-failed", &[("error", e.to_string().into())]);
+            }
+        }
         self.history.push(Entry::Echo(text));
     }
 

@@ -46,6 +46,9 @@ pub struct ProfileDef {
     #[serde(default)]
     pub echo: Vec<String>,
     pub delivery: Capability,
+    /// Where the agent records each prompt it receives (proof of receipt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<crate::record::RecordDef>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]

@@ -1,0 +1,85 @@
+//! `--records`: each submitted prompt is also written where the real agent
+//! records it, in its format, under the fake's `$HOME` (so the proof of receipt
+//! reads a fake exactly as it reads the real agent):
+//! claude `~/.claude/projects/<cwd, non-alphanumerics as ->/<session>.jsonl`,
+//! codex `$CODEX_HOME/history.jsonl` (default `~/.codex`), gemini
+//! `~/.gemini/tmp/<cwd name>/logs.json`.
+
+use super::Like;
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::PathBuf;
+
+fn home() -> PathBuf {
+    PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/tmp".into()))
+}
+
+fn env_dir(var: &str, default: PathBuf) -> PathBuf {
+    std::env::var(var)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or(default)
+}
+
+fn append_line(path: &PathBuf, v: &Value) -> std::io::Result<()> {
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d)?;
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    f.write_all(format!("{v}\n").as_bytes())
+}
+
+/// Record `text` as the real agent `like` would.
+pub fn append(like: Like, text: &str) -> std::io::Result<()> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let session = format!("fake-{}", std::process::id());
+    let now = super::log::now_ms();
+    match like {
+        Like::Claude => {
+            let dashed: String = cwd
+                .display()
+                .to_string()
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .collect();
+            let dir = env_dir("CLAUDE_CONFIG_DIR", home().join(".claude"));
+            let path = dir
+                .join("projects")
+                .join(dashed)
+                .join(format!("{session}.jsonl"));
+            append_line(
+                &path,
+                &json!({"type": "user", "message": {"role": "user", "content": text}, "sessionId": session}),
+            )
+        }
+        Like::Codex => {
+            let dir = env_dir("CODEX_HOME", home().join(".codex"));
+            append_line(
+                &dir.join("history.jsonl"),
+                &json!({"session_id": session, "ts": now / 1000, "text": text}),
+            )
+        }
+        Like::Gemini => {
+            let name = cwd
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let dir = home().join(".gemini").join("tmp").join(name);
+            std::fs::create_dir_all(&dir)?;
+            let path = dir.join("logs.json");
+            let mut all: Vec<Value> = std::fs::read(&path)
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_default();
+            let n = all.len();
+            all.push(json!({"sessionId": session, "messageId": n, "type": "user", "message": text, "timestamp": now}));
+            let tmp = dir.join(format!(".logs.json.{}", std::process::id()));
+            std::fs::write(&tmp, serde_json::to_vec_pretty(&all)?)?;
+            std::fs::rename(tmp, path)
+        }
+    }
+}

@@ -1,0 +1,522 @@
+//! Proof from the agent itself: its own record of the prompts it received.
+//!
+//! Each agent appends every prompt it takes to a file (Claude Code its session
+//! transcript, Codex `history.jsonl`, Gemini `logs.json`). Where that is, and
+//! which field holds the text, is profile data (`[record]`), never code. Before
+//! the first byte is typed the record is marked (the size of each file); after
+//! the submit only what was appended since is read (the file is tailed, never
+//! re-read), and its text is compared with the body that was sent.
+//!
+//! The agent process is found under the pane; its `HOME`, `CODEX_HOME` and the
+//! like come from `/proc/PID/environ`, its directory from `/proc/PID/cwd`. Where
+//! none of that can be read (another user's process, tmux over ssh, a profile
+//! without `[record]`) the proof says `screen`: the screen's judgement stands.
+
+use crate::identify::{process_tree, Proc};
+use crate::profile::Profile;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Where an agent records the prompts it receives (a profile's `[record]`).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RecordDef {
+    /// The file: `~` is the agent's HOME; `{cwd}` its directory, `{cwd_dashed}`
+    /// that with every character but ASCII letters and digits as `-`,
+    /// `{cwd_name}` its last component; `{env:NAME|fallback}` a variable of the
+    /// agent's environment. A `*` in the last component matches any name.
+    pub path: String,
+    /// `jsonl` (one JSON object a line, appended) or `json-array` (one array).
+    #[serde(default)]
+    pub format: RecordFormat,
+    /// The field that holds the prompt, dotted (`message.content`). A list of
+    /// parts (`[{"type":"text","text":…}]`) is joined.
+    pub text: String,
+    /// Only entries whose fields have these values (`type = "user"`).
+    #[serde(default)]
+    pub filter: BTreeMap<String, String>,
+    /// The agent stores a tab as this many spaces (Claude Code: 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab_width: Option<usize>,
+    /// The agent trims whitespace from the end of a prompt it stores.
+    #[serde(default)]
+    pub trims_trailing: bool,
+    /// How long after the submit to wait for the entry, at most.
+    #[serde(default = "wait_ms")]
+    pub wait_ms: u64,
+}
+
+fn wait_ms() -> u64 {
+    1500
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecordFormat {
+    #[default]
+    Jsonl,
+    JsonArray,
+}
+
+/// What the agent's own record says about one send (the receipt's `proof`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Proof {
+    /// `transcript` (the agent's record) or `screen` (no record could be read).
+    pub source: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// `exact`, `differs` or `absent` (no new entry in time); `none` for `screen`.
+    #[serde(rename = "match")]
+    pub matched: &'static str,
+    /// SHA-256 of the body as sent.
+    pub sha256: String,
+    /// Why there is no record (`source: screen`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// `differs`: the first byte where the record and the body part, and both lengths.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_difference: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body_len: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub record_len: Option<usize>,
+    /// How long after the submit the entry was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waited_ms: Option<u64>,
+}
+
+impl Proof {
+    pub fn screen(body: &str, why: &str) -> Proof {
+        Proof {
+            source: "screen",
+            path: None,
+            matched: "none",
+            sha256: sha256_hex(body.as_bytes()),
+            why: Some(why.to_string()),
+            first_difference: None,
+            body_len: None,
+            record_len: None,
+            waited_ms: None,
+        }
+    }
+}
+
+/// The agent's record, marked before typing.
+#[derive(Debug, Clone)]
+pub struct Mark {
+    def: RecordDef,
+    /// The resolved path pattern (a `*` may remain in the last component).
+    pattern: PathBuf,
+    /// Each matching file's size (jsonl) or entry count (json-array) at the mark.
+    before: BTreeMap<PathBuf, u64>,
+}
+
+/// Mark the record of the agent under `pane_pid` before anything is typed;
+/// `Err` says why there is none to read (the proof will be `screen`).
+pub fn mark(profile: &Profile, pane_pid: Option<u32>) -> std::result::Result<Mark, String> {
+    let def = profile
+        .def
+        .record
+        .clone()
+        .ok_or_else(|| format!("the {} profile names no record", profile.name()))?;
+    if crate::tmux::is_remote() {
+        return Err("tmux runs on another machine: its agents' records are not read".into());
+    }
+    let pane_pid = pane_pid.ok_or("tmux named no pane process")?;
+    let agent = agent_process(profile, pane_pid).ok_or_else(|| {
+        format!(
+            "no {} process under pane process {pane_pid}",
+            profile.name()
+        )
+    })?;
+    let env = environ(agent.pid)
+        .ok_or_else(|| format!("cannot read the environment of pid {}", agent.pid))?;
+    let cwd = std::fs::read_link(format!("/proc/{}/cwd", agent.pid))
+        .map_err(|e| format!("cannot read the directory of pid {}: {e}", agent.pid))?;
+    let pattern = expand(&def.path, &env, &cwd)?;
+    let before = matching(&pattern)
+        .into_iter()
+        .map(|p| {
+            let n = count(&def, &p);
+            (p, n)
+        })
+        .collect();
+    Ok(Mark {
+        def,
+        pattern,
+        before,
+    })
+}
+
+impl Mark {
+    /// Wait (at most the profile's `wait_ms`) for what the agent appended after
+    /// the mark, and judge it against `body` (the text as sent).
+    pub fn prove(&self, body: &str) -> Proof {
+        let start = Instant::now();
+        let deadline = start + Duration::from_millis(self.def.wait_ms);
+        loop {
+            let (path, entries) = self.appended();
+            if !entries.is_empty() || Instant::now() >= deadline {
+                let mut p = judge(&self.def, body, &entries);
+                p.path = Some(
+                    path.unwrap_or_else(|| self.pattern.clone())
+                        .display()
+                        .to_string(),
+                );
+                p.waited_ms = Some(start.elapsed().as_millis() as u64);
+                return p;
+            }
+            std::thread::sleep(Duration::from_millis(15));
+        }
+    }
+
+    /// The texts appended since the mark (in the file that grew), in order.
+    fn appended(&self) -> (Option<PathBuf>, Vec<String>) {
+        for p in matching(&self.pattern) {
+            let since = self.before.get(&p).copied().unwrap_or(0);
+            let texts = match self.def.format {
+                RecordFormat::Jsonl => tail_lines(&p, since)
+                    .into_iter()
+                    .filter_map(|l| serde_json::from_str::<serde_json::Value>(&l).ok())
+                    .filter_map(|v| entry_text(&self.def, &v))
+                    .collect::<Vec<_>>(),
+                RecordFormat::JsonArray => read_array(&p)
+                    .into_iter()
+                    .skip(since as usize)
+                    .filter_map(|v| entry_text(&self.def, &v))
+                    .collect(),
+            };
+            if !texts.is_empty() {
+                return (Some(p), texts);
+            }
+        }
+        (None, Vec::new())
+    }
+}
+
+/// Judge the appended entries against the body: `exact` when one of them is
+/// the body (as the agent stores text: tabs and trailing blanks per profile),
+/// else `differs` against the last, or `absent`.
+pub fn judge(def: &RecordDef, body: &str, entries: &[String]) -> Proof {
+    let want = normalise(def, body);
+    let mut p = Proof {
+        source: "transcript",
+        path: None,
+        matched: "absent",
+        sha256: sha256_hex(body.as_bytes()),
+        why: None,
+        first_difference: None,
+        body_len: None,
+        record_len: None,
+        waited_ms: None,
+    };
+    if entries.iter().any(|e| normalise(def, e) == want) {
+        p.matched = "exact";
+    } else if let Some(last) = entries.last() {
+        let got = normalise(def, last);
+        p.matched = "differs";
+        p.first_difference = Some(
+            want.bytes()
+                .zip(got.bytes())
+                .position(|(a, b)| a != b)
+                .unwrap_or(want.len().min(got.len())),
+        );
+        p.body_len = Some(body.len());
+        p.record_len = Some(last.len());
+    }
+    p
+}
+
+fn normalise(def: &RecordDef, s: &str) -> String {
+    let mut s = match def.tab_width {
+        Some(n) => s.replace('\t', &" ".repeat(n)),
+        None => s.to_string(),
+    };
+    if def.trims_trailing {
+        s.truncate(s.trim_end().len());
+    }
+    s
+}
+
+/// The text of one record entry, if it passes the filter.
+fn entry_text(def: &RecordDef, v: &serde_json::Value) -> Option<String> {
+    for (k, want) in &def.filter {
+        if field(v, k)?.as_str()? != want {
+            return None;
+        }
+    }
+    match field(v, &def.text)? {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Array(parts) => {
+            let texts: Vec<&str> = parts
+                .iter()
+                .filter(|p| {
+                    p.get("type")
+                        .and_then(|t| t.as_str())
+                        .is_none_or(|t| t == "text")
+                })
+                .filter_map(|p| p.get("text").and_then(|t| t.as_str()))
+                .collect();
+            (!texts.is_empty()).then(|| texts.concat())
+        }
+        _ => None,
+    }
+}
+
+fn field<'a>(v: &'a serde_json::Value, dotted: &str) -> Option<&'a serde_json::Value> {
+    dotted.split('.').try_fold(v, |v, k| v.get(k))
+}
+
+/// The lines appended to `path` after byte `since` (complete lines only).
+fn tail_lines(path: &Path, since: u64) -> Vec<String> {
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    // a file that shrank was rewritten: read it whole
+    let from = if len < since { 0 } else { since };
+    if f.seek(SeekFrom::Start(from)).is_err() {
+        return Vec::new();
+    }
+    let mut buf = Vec::new();
+    if f.read_to_end(&mut buf).is_err() {
+        return Vec::new();
+    }
+    let text = String::from_utf8_lossy(&buf);
+    let complete = text.rfind('\n').map_or("", |i| &text[..i]);
+    complete.lines().map(str::to_string).collect()
+}
+
+fn read_array(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Vec<serde_json::Value>>(&b).ok())
+        .unwrap_or_default()
+}
+
+/// Size (jsonl) or entry count (json-array) of `path` now.
+fn count(def: &RecordDef, path: &Path) -> u64 {
+    match def.format {
+        RecordFormat::Jsonl => std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+        RecordFormat::JsonArray => read_array(path).len() as u64,
+    }
+}
+
+/// The files a pattern names: itself, or with a `*` in its last component,
+/// every matching file of its directory (newest first).
+fn matching(pattern: &Path) -> Vec<PathBuf> {
+    let name = pattern
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let Some((pre, post)) = name.split_once('*') else {
+        return vec![pattern.to_path_buf()];
+    };
+    let dir = pattern.parent().unwrap_or(Path::new("/"));
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<(std::time::SystemTime, PathBuf)> = rd
+        .flatten()
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.len() >= pre.len() + post.len() && n.starts_with(pre) && n.ends_with(post)
+        })
+        .map(|e| {
+            let t = e
+                .metadata()
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::UNIX_EPOCH);
+            (t, e.path())
+        })
+        .collect();
+    v.sort_by_key(|e| std::cmp::Reverse(e.0));
+    v.into_iter().map(|(_, p)| p).collect()
+}
+
+/// `path` with `~`, `{cwd}`, `{cwd_dashed}`, `{cwd_name}` and `{env:NAME|fallback}`
+/// filled in from the agent's environment and directory.
+pub fn expand(
+    path: &str,
+    env: &BTreeMap<String, String>,
+    cwd: &Path,
+) -> std::result::Result<PathBuf, String> {
+    let home = env.get("HOME").cloned().unwrap_or_default();
+    let cwd_s = cwd.display().to_string();
+    let dashed: String = cwd_s
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let name = cwd
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut out = String::new();
+    let mut rest = path;
+    while let Some(i) = rest.find('{') {
+        out.push_str(&rest[..i]);
+        let j = rest[i..]
+            .find('}')
+            .ok_or_else(|| format!("record path {path:?}: an unclosed {{"))?;
+        let key = &rest[i + 1..i + j];
+        let value = match key {
+            "cwd" => cwd_s.clone(),
+            "cwd_dashed" => dashed.clone(),
+            "cwd_name" => name.clone(),
+            k if k.starts_with("env:") => {
+                let (var, fallback) = k[4..].split_once('|').unwrap_or((&k[4..], ""));
+                env.get(var)
+                    .filter(|v| !v.is_empty())
+                    .cloned()
+                    .unwrap_or_else(|| fallback.to_string())
+            }
+            k => return Err(format!("record path {path:?}: unknown {{{k}}}")),
+        };
+        out.push_str(&value);
+        rest = &rest[i + j + 1..];
+    }
+    out.push_str(rest);
+    let out = if out == "~" {
+        home.clone()
+    } else if let Some(r) = out.strip_prefix("~/") {
+        if home.is_empty() {
+            return Err("the agent has no HOME".into());
+        }
+        format!("{home}/{r}")
+    } else {
+        out
+    };
+    Ok(PathBuf::from(out))
+}
+
+/// The agent's own process under the pane: the first whose name its profile lists.
+fn agent_process(profile: &Profile, pane_pid: u32) -> Option<Proc> {
+    let id = &profile.def.identify;
+    process_tree(pane_pid).into_iter().find(|p| {
+        id.processes
+            .iter()
+            .chain(id.commands.iter())
+            .any(|n| crate::identify::proc_matches(p, n))
+    })
+}
+
+fn environ(pid: u32) -> Option<BTreeMap<String, String>> {
+    let raw = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    Some(
+        raw.split(|b| *b == 0)
+            .filter_map(|kv| {
+                let kv = String::from_utf8_lossy(kv);
+                kv.split_once('=')
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+            })
+            .collect(),
+    )
+}
+
+/// SHA-256 of `data`, lower-case hex.
+pub fn sha256_hex(data: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def(text: &str) -> RecordDef {
+        RecordDef {
+            path: "~/x.jsonl".into(),
+            format: RecordFormat::Jsonl,
+            text: text.into(),
+            filter: BTreeMap::from([("type".into(), "user".into())]),
+            tab_width: Some(4),
+            trims_trailing: true,
+            wait_ms: 10,
+        }
+    }
+
+    #[test]
+    fn paths_expand_from_the_agents_environment() {
+        let env = BTreeMap::from([
+            ("HOME".to_string(), "/home/u".to_string()),
+            ("CODEX_HOME".to_string(), "/c".to_string()),
+        ]);
+        let cwd = Path::new("/home/u/my.proj");
+        let e = |p: &str| expand(p, &env, cwd).unwrap().display().to_string();
+        assert_eq!(
+            e("~/.claude/projects/{cwd_dashed}/*.jsonl"),
+            "/home/u/.claude/projects/-home-u-my-proj/*.jsonl"
+        );
+        assert_eq!(
+            e("{env:CODEX_HOME|~/.codex}/history.jsonl"),
+            "/c/history.jsonl"
+        );
+        assert_eq!(
+            e("{env:NOPE|~/.codex}/history.jsonl"),
+            "/home/u/.codex/history.jsonl"
+        );
+        assert_eq!(
+            e("~/.gemini/tmp/{cwd_name}/logs.json"),
+            "/home/u/.gemini/tmp/my.proj/logs.json"
+        );
+        assert!(expand("{bogus}", &env, cwd).is_err());
+    }
+
+    #[test]
+    fn entries_are_read_from_their_field_and_filtered() {
+        let d = def("message.content");
+        let v: serde_json::Value = serde_json::from_str(
+            r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"a"},{"type":"image"},{"type":"text","text":"b"}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(entry_text(&d, &v).as_deref(), Some("ab"));
+        let v: serde_json::Value =
+            serde_json::from_str(r#"{"type":"assistant","message":{"content":"x"}}"#).unwrap();
+        assert_eq!(entry_text(&d, &v), None);
+    }
+
+    #[test]
+    fn judged_exact_differs_or_absent() {
+        let d = def("text");
+        assert_eq!(judge(&d, "a\tb", &["a    b".into()]).matched, "exact");
+        assert_eq!(judge(&d, "a b  ", &["a b".into()]).matched, "exact");
+        let p = judge(&d, "hello world", &["hello wor".into()]);
+        assert_eq!(p.matched, "differs");
+        assert_eq!(p.first_difference, Some(9));
+        assert_eq!((p.body_len, p.record_len), (Some(11), Some(9)));
+        let p = judge(&d, "abcdef", &["abXdef".into()]);
+        assert_eq!(p.first_difference, Some(2));
+        assert_eq!(judge(&d, "x", &[]).matched, "absent");
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn a_jsonl_record_is_tailed_from_the_mark() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("s.jsonl");
+        std::fs::write(&f, "{\"type\":\"user\",\"text\":\"old\"}\n").unwrap();
+        let d = RecordDef {
+            path: f.display().to_string(),
+            ..def("text")
+        };
+        let m = Mark {
+            before: BTreeMap::from([(f.clone(), std::fs::metadata(&f).unwrap().len())]),
+            pattern: f.clone(),
+            def: d,
+        };
+        use std::io::Write;
+        let mut w = std::fs::OpenOptions::new().append(true).open(&f).unwrap();
+        writeln!(w, "{{\"type\":\"user\",\"text\":\"new one\"}}").unwrap();
+        write!(w, "{{\"type\":\"user\",\"text\":\"half a li").unwrap();
+        assert_eq!(m.prove("new one").matched, "exact");
+    }
+}

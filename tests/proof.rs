@@ -1,0 +1,178 @@
+//! Proof from the agent's own record: each fake agent (`--records`) writes every
+//! prompt where and as its real counterpart does, under its own HOME; a receipt
+//! carries `proof` from that record, and a body the agent recorded otherwise is
+//! `mangled` (exit 37), never `consumed`.
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+
+/// A fake agent `like` with `--records` and its own HOME; returns (pane, home, transcript).
+fn fake_with_home(srv: &TmuxServer, like: &str, extra: &[&str]) -> (String, PathBuf, PathBuf) {
+    let home = srv.dir.path().join(format!("home-{like}-{}", extra.len()));
+    std::fs::create_dir_all(&home).unwrap();
+    let transcript = home.join("transcript.jsonl");
+    let b = bin();
+    let h = format!("HOME={}", home.display());
+    let t = transcript.display().to_string();
+    let mut argv = vec![
+        "env",
+        "-u",
+        "CODEX_HOME",
+        "-u",
+        "CLAUDE_CONFIG_DIR",
+        &h,
+        b.to_str().unwrap(),
+        "fake-agent",
+        "--like",
+        like,
+        "--transcript",
+        &t,
+        "--records",
+        "--busy-ms",
+        "200",
+    ];
+    argv.extend_from_slice(extra);
+    (srv.window(&argv), home, transcript)
+}
+
+fn sha256(b: &[u8]) -> String {
+    let o = std::process::Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(b)?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+fn receipt(o: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_default()
+}
+
+fn proves_each_body(like: &str, record_under: &str) {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (pane, home, _) = fake_with_home(&srv, like, &[]);
+    srv.wait_state(&pane, "ready", 10.0);
+    let bodies: Vec<Vec<u8>> = vec![
+        b"fix the failing test".to_vec(),
+        b"line one\n\tindented line two\nline three".to_vec(),
+        (0..100)
+            .map(|i| format!("{i:04} five kilobytes of numbered lines, more or less\n"))
+            .collect::<String>()
+            .trim_end()
+            .as_bytes()
+            .to_vec(),
+    ];
+    for body in bodies {
+        srv.wait_state(&pane, "ready", 10.0);
+        let file = srv.dir.path().join("body");
+        std::fs::write(&file, &body).unwrap();
+        let o = srv.pg(&["send", "-t", &pane, "-f", file.to_str().unwrap(), "--json"]);
+        let r = receipt(&o);
+        assert_eq!(code(&o), 0, "{like}: {} {r}", stderr(&o));
+        assert_eq!(r["receipt"], "consumed", "{r}");
+        let p = &r["proof"];
+        assert_eq!(p["source"], "transcript", "{like}: {p}");
+        assert_eq!(p["match"], "exact", "{like}: {p}");
+        assert_eq!(p["sha256"], sha256(&body), "{like}: {p}");
+        let path = p["path"].as_str().unwrap_or("");
+        assert!(
+            Path::new(path).starts_with(home.join(record_under)),
+            "{like}: {path} not under {record_under}"
+        );
+    }
+}
+
+#[test]
+fn claude_receipts_carry_exact_proof_from_its_session_transcript() {
+    proves_each_body("claude", ".claude/projects");
+}
+
+#[test]
+fn codex_receipts_carry_exact_proof_from_its_history() {
+    proves_each_body("codex", ".codex/history.jsonl");
+}
+
+#[test]
+fn gemini_receipts_carry_exact_proof_from_its_logs() {
+    proves_each_body("gemini", ".gemini/tmp");
+}
+
+#[test]
+fn an_agent_that_lost_bytes_is_mangled_never_consumed() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    // unpaced raw keys in big chunks into an agent that drops 1022-byte reads
+    let profiles = custom_profile(
+        srv.dir.path(),
+        "claude",
+        "lossyclaude",
+        &[
+            ("bracketed_paste = true", "bracketed_paste = false"),
+            ("raw_chunk_max = 63", "raw_chunk_max = 8000"),
+            ("pacing_ms = 20", "pacing_ms = 0"),
+        ],
+    );
+    let (pane, _, transcript) = fake_with_home(
+        &srv,
+        "claude",
+        &["--no-bracketed-paste", "--fault-read-1022"],
+    );
+    srv.wait_state(&pane, "ready", 10.0);
+    let body: String = (0..200)
+        .map(|i| format!("{i:04} a line of a body that loses bytes on the way in. "))
+        .collect();
+    let o = srv.pg(&[
+        "send",
+        "--profiles",
+        profiles.to_str().unwrap(),
+        "--agent",
+        "lossyclaude",
+        "-t",
+        &pane,
+        "--json",
+        body.trim_end(),
+    ]);
+    let r = receipt(&o);
+    let got = prompts(&transcript);
+    assert_eq!(got.len(), 1, "{r}");
+    assert_ne!(got[0], body.trim_end(), "the fault lost nothing: no test");
+    assert_eq!(r["receipt"], "mangled", "{r}");
+    assert_eq!(code(&o), 37, "{}", stderr(&o));
+    let p = &r["proof"];
+    assert_eq!(p["match"], "differs", "{p}");
+    assert_eq!(p["body_len"], body.trim_end().len(), "{p}");
+    assert_eq!(p["record_len"], got[0].len(), "{p}");
+    let first = p["first_difference"].as_u64().unwrap() as usize;
+    assert_eq!(body.as_bytes()[..first], got[0].as_bytes()[..first], "{p}");
+    assert_ne!(
+        body.as_bytes().get(first),
+        got[0].as_bytes().get(first),
+        "{p}"
+    );
+}
+
+#[test]
+fn without_a_readable_record_the_screen_judges_and_says_so() {
+    // no --records: the agent writes no record
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (pane, _) = srv.fake("codex", &["--busy-ms", "200"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    let o = srv.pg(&["send", "-t", &pane, "--json", "no record here"]);
+    let r = receipt(&o);
+    assert_eq!(code(&o), 0, "{r}");
+    assert_eq!(r["receipt"], "consumed");
+    // the record file may exist from the user's real codex: then it is absent
+    let m = r["proof"]["match"].as_str().unwrap_or("");
+    assert!(
+        (r["proof"]["source"] == "transcript" && m == "absent") || r["proof"]["source"] == "screen",
+        "{r}"
+    );
+}
