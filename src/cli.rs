@@ -55,6 +55,8 @@ pub enum Command {
     Status(crate::cmd::status::StatusArgs),
     /// The tmux plugin's watcher: status segment and busy -> ready notices (one per server)
     Watch(crate::cmd::watch::WatchArgs),
+    /// A Model Context Protocol server (stdio) with the gate inside, for agents that drive agents
+    Mcp(McpArgs),
     /// A simulated agent for tests and the demo
     #[command(hide = true)]
     FakeAgent(crate::fake_agent::FakeAgentArgs),
@@ -197,6 +199,34 @@ pub struct SendArgs {
     pub json: bool,
     #[command(flatten)]
     pub body: BodyArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct McpArgs {
+    /// Reach only panes matching this glob (pane id, session, session:window,
+    /// session:window-name or session:window.pane); repeat for several
+    #[arg(long, value_name = "PATTERN")]
+    pub allow: Vec<String>,
+    /// Drop the tools that type (send_prompt, queue_prompt)
+    #[arg(long)]
+    pub read_only: bool,
+    /// Print how to register this server with an agent, and exit
+    #[arg(long, value_name = "AGENT", value_parser = ["claude", "codex", "gemini"])]
+    pub print_config: Option<String>,
+}
+
+/// `SendArgs` as the CLI would parse them from `argv` (`argv[0]` is the
+/// program, `argv[1]` `send`): for callers inside promptgate (the MCP server)
+/// that deliver with `send`'s defaults.
+pub fn send_args(argv: &[String]) -> std::result::Result<SendArgs, Error> {
+    match Cli::try_parse_from(argv) {
+        Ok(Cli {
+            command: Command::Send(a),
+            ..
+        }) => Ok(a),
+        Ok(_) => Err(Error::Usage("not a send command line".into())),
+        Err(e) => Err(Error::Usage(e.to_string().lines().next().unwrap_or("").to_string())),
+    }
 }
 
 /// Where a prompt comes from: `-f FILE` (`-` = stdin), the words, or stdin.

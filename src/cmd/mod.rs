@@ -5,6 +5,7 @@ mod capture;
 mod demo;
 mod detect;
 mod explain;
+mod mcp;
 mod plan;
 mod profiles;
 mod queue;
@@ -48,6 +49,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Demo(a) => demo::run(a),
         Command::Status(a) => status::run(&server, &profiles()?, a),
         Command::Watch(a) => watch::run(&server, &profiles()?, a),
+        Command::Mcp(a) => mcp::run(&server, profiles()?, a),
         Command::FakeAgent(a) => fake_agent(a),
     }
 }

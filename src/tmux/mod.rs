@@ -242,6 +242,9 @@ pub struct PaneLoc {
     pub pid: Option<u32>,
     pub command: String,
     pub dead: bool,
+    pub window_name: String,
+    /// `pane_current_path`: the foreground process's directory.
+    pub path: String,
 }
 
 impl PaneLoc {
@@ -262,12 +265,12 @@ pub struct ClientInfo {
     pub pane: String,
 }
 
-pub(crate) const LOC_FORMAT: &str = "#{version}\t#{pane_id}\t#{session_id}\t#{session_name}\t#{window_index}\t#{pane_index}\t#{pane_pid}\t#{pane_dead}\t#{pane_current_command}";
+pub(crate) const LOC_FORMAT: &str = "#{version}\t#{pane_id}\t#{session_id}\t#{session_name}\t#{window_index}\t#{pane_index}\t#{pane_pid}\t#{pane_dead}\t#{window_name}\t#{pane_current_command}\t#{pane_current_path}";
 
 pub(crate) fn parse_locs(out: &str) -> Vec<PaneLoc> {
     out.lines()
         .filter_map(|l| {
-            let (_, f) = split_fields(l, 8)?;
+            let (_, f) = split_fields(l, 10)?;
             f[0].starts_with('%').then(|| PaneLoc {
                 id: f[0].clone(),
                 session_id: f[1].clone(),
@@ -276,7 +279,9 @@ pub(crate) fn parse_locs(out: &str) -> Vec<PaneLoc> {
                 pane: f[4].parse().unwrap_or(0),
                 pid: f[5].parse().ok(),
                 dead: f[6] == "1",
-                command: f[7].clone(),
+                window_name: f[7].clone(),
+                command: f[8].clone(),
+                path: f[9].clone(),
             })
         })
         .collect()
@@ -501,9 +506,11 @@ mod tests {
         // a clock that disagrees with the server's is not used
         assert_eq!(quiet_ms("100", "101", Some(109_000)), None);
         assert!(parse_read_many(&panes[..1], &out, None, 0).is_none());
-        let locs = parse_locs("3.3a\t%3\t$1\tmain\t2\t0\t42\t0\tclaude\nbad\n");
+        let locs = parse_locs("3.3a\t%3\t$1\tmain\t2\t0\t42\t0\tagents\tclaude\t/w\tx\nbad\n");
         assert_eq!(locs.len(), 1);
         assert_eq!(locs[0].target(), "main:2.0");
+        assert_eq!(locs[0].window_name, "agents");
+        assert_eq!(locs[0].path, "/w\tx");
         assert_eq!(message_literal("%3 a#{b}"), "%%3 a##{b}");
     }
 
