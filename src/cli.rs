@@ -225,7 +225,9 @@ pub fn send_args(argv: &[String]) -> std::result::Result<SendArgs, Error> {
             ..
         }) => Ok(a),
         Ok(_) => Err(Error::Usage("not a send command line".into())),
-        Err(e) => Err(Error::Usage(e.to_string().lines().next().unwrap_or("").to_string())),
+        Err(e) => Err(Error::Usage(
+            e.to_string().lines().next().unwrap_or("").to_string(),
+        )),
     }
 }
 

@@ -137,6 +137,18 @@ pub fn mark(profile: &Profile, pane_pid: Option<u32>) -> std::result::Result<Mar
     let cwd = std::fs::read_link(format!("/proc/{}/cwd", agent.pid))
         .map_err(|e| format!("cannot read the directory of pid {}: {e}", agent.pid))?;
     let pattern = expand(&def.path, &env, &cwd)?;
+    // An agent that keeps no record here is not waited for after every send:
+    // some directory of the record's, below HOME, must exist already (the
+    // agent's own, such as ~/.claude, made at its start).
+    let home = env.get("HOME").map(PathBuf::from).unwrap_or_default();
+    let kept = pattern
+        .ancestors()
+        .skip(1)
+        .take_while(|d| *d != home && d.parent().is_some())
+        .any(Path::is_dir);
+    if !kept {
+        return Err(format!("no record at {}", pattern.display()));
+    }
     let before = matching(&pattern)
         .into_iter()
         .map(|p| {

@@ -252,15 +252,16 @@ impl Gatekeeper {
             format!("{}:{}", loc.session, loc.window_name),
             loc.target(),
         ];
-        self.allow
-            .iter()
-            .any(|p| names.iter().any(|n| glob(p, n)))
+        self.allow.iter().any(|p| names.iter().any(|n| glob(p, n)))
     }
 
     /// The pane a tool may reach, and a look at it; or why not.
     fn reach(&self, target: &str) -> std::result::Result<(PaneLoc, super::Observed), String> {
         if target.trim().is_empty() {
-            return Err("no target: name a pane (`%3`, `session:window.pane`); list_agents lists them".into());
+            return Err(
+                "no target: name a pane (`%3`, `session:window.pane`); list_agents lists them"
+                    .into(),
+            );
         }
         let mut one = Process::new(self.server.clone());
         let pane = one.resolve(target).map_err(|e| e.to_string())?;
@@ -424,7 +425,9 @@ fn wait_turn(
         }
     })?;
     let done = state == State::Ready;
-    Ok(json!({"pane": pane, "done": done, "state": state.to_string(), "reason": reason, "turn_ms": took.as_millis() as u64, "saw_busy": seen_busy}))
+    Ok(
+        json!({"pane": pane, "done": done, "state": state.to_string(), "reason": reason, "turn_ms": took.as_millis() as u64, "saw_busy": seen_busy}),
+    )
 }
 
 #[tool_router]
@@ -510,7 +513,9 @@ impl Gatekeeper {
             if let Some(s) = &start {
                 args.extend(["-S", s.as_str()]);
             }
-            let text = one.run(&args, None, Some(&loc.id)).map_err(|e| e.to_string())?;
+            let text = one
+                .run(&args, None, Some(&loc.id))
+                .map_err(|e| e.to_string())?;
             let mut lines: Vec<&str> = text.lines().collect();
             while lines.last().is_some_and(|l| l.trim().is_empty()) {
                 lines.pop();

@@ -200,6 +200,9 @@ struct App {
 /// composer, `--exit-after`, end of input or a terminating signal.
 pub fn run(args: &FakeAgentArgs) -> anyhow::Result<()> {
     let mut log = log::Log::open(args.transcript.as_deref())?;
+    if args.records {
+        records::init(args.like)?;
+    }
     term::install_handlers();
     let raw = term::RawMode::enter();
     let (w, h) = term::size();

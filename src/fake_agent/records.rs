@@ -33,6 +33,16 @@ fn append_line(path: &PathBuf, v: &Value) -> std::io::Result<()> {
     f.write_all(format!("{v}\n").as_bytes())
 }
 
+/// At start, make the agent's own directory, as the real agents do (the proof
+/// waits for a record only where the agent keeps one).
+pub fn init(like: Like) -> std::io::Result<()> {
+    std::fs::create_dir_all(match like {
+        Like::Claude => env_dir("CLAUDE_CONFIG_DIR", home().join(".claude")),
+        Like::Codex => env_dir("CODEX_HOME", home().join(".codex")),
+        Like::Gemini => home().join(".gemini"),
+    })
+}
+
 /// Record `text` as the real agent `like` would.
 pub fn append(like: Like, text: &str) -> std::io::Result<()> {
     let cwd = std::env::current_dir().unwrap_or_default();

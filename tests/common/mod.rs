@@ -79,7 +79,13 @@ impl TmuxServer {
         ));
         let b = bin();
         let t = transcript.display().to_string();
+        // a HOME of its own: nothing of the user's is read or written
+        let home = self.dir.path().join("fake-home");
+        let _ = std::fs::create_dir_all(&home);
+        let h = format!("HOME={}", home.display());
         let mut argv = vec![
+            "env",
+            &h,
             b.to_str().unwrap(),
             "fake-agent",
             "--like",

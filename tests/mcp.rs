@@ -1,0 +1,250 @@
+//! `promptgate mcp` through the official Rust SDK's client (rmcp), on a private
+//! tmux server: the tools, a send that lands byte-exact once, and the safety
+//! rules (dialogs, the caller's own pane, shells, --allow, --read-only, big
+//! bodies, cancellation).
+mod common;
+use common::*;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ClientRequest, Request};
+use rmcp::service::{PeerRequestOptions, RunningService};
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+type Client = RunningService<RoleClient, ()>;
+
+async fn connect(srv: &TmuxServer, caller: Option<&str>, extra: &[&str]) -> Client {
+    let log = srv.dir.path().join("deliveries.jsonl");
+    let socket = srv.socket.clone();
+    let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+    let caller = caller.map(str::to_string);
+    let cmd = tokio::process::Command::new(bin()).configure(move |c| {
+        c.args(["-L", &socket, "mcp"]).args(&extra);
+        c.env_remove("TMUX").env_remove("TMUX_PANE");
+        c.env("PROMPTGATE_LOG", &log);
+        if let Some(p) = &caller {
+            c.env("TMUX_PANE", p);
+        }
+    });
+    ().serve(TokioChildProcess::new(cmd).unwrap())
+        .await
+        .expect("mcp server starts")
+}
+
+async fn call(c: &Client, tool: &str, args: Value) -> CallToolResult {
+    let p = CallToolRequestParams::new(tool.to_string())
+        .with_arguments(args.as_object().cloned().unwrap_or_default());
+    c.call_tool(p).await.expect("tool call")
+}
+
+fn structured(r: &CallToolResult) -> Value {
+    r.structured_content.clone().unwrap_or(Value::Null)
+}
+
+fn is_error(r: &CallToolResult) -> bool {
+    r.is_error == Some(true)
+}
+
+fn first_text(r: &CallToolResult) -> String {
+    serde_json::to_value(&r.content).unwrap_or_default()[0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lists_tools_and_agents_and_delivers_byte_exact_once() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (pane, transcript) = srv.fake("claude", &["--busy-ms", "200"]);
+    let shell = srv.window(&["sh"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    let c = connect(&srv, None, &[]).await;
+    let tools: Vec<String> = c
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    for t in [
+        "list_agents",
+        "agent_state",
+        "read_screen",
+        "send_prompt",
+        "wait_ready",
+        "wait_done",
+        "queue_prompt",
+    ] {
+        assert!(tools.contains(&t.to_string()), "{t} missing from {tools:?}");
+    }
+    let r = call(&c, "list_agents", json!({})).await;
+    let agents = structured(&r)["agents"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(agents.len(), 1, "{r:?}");
+    assert_eq!(agents[0]["pane"], pane.as_str());
+    assert_eq!(agents[0]["agent"], "claude");
+    assert_eq!(agents[0]["state"], "ready");
+    assert!(agents.iter().all(|a| a["pane"] != shell.as_str()));
+    assert!(
+        first_text(&r).starts_with("1 agent pane"),
+        "{}",
+        first_text(&r)
+    );
+
+    let body = "line one; $HOME #{pane_id} %s\n\tline two\nend;";
+    let r = call(&c, "send_prompt", json!({"target": pane, "body": body})).await;
+    assert!(!is_error(&r), "{r:?}");
+    let rec = structured(&r);
+    assert_eq!(rec["receipt"], "consumed", "{rec}");
+    assert_eq!(rec["via"], "mcp");
+    assert_eq!(prompts(&transcript), vec![body]);
+    let log = std::fs::read_to_string(srv.dir.path().join("deliveries.jsonl")).unwrap();
+    assert!(log.lines().any(|l| l.contains("\"via\":\"mcp\"")), "{log}");
+
+    let r = call(&c, "agent_state", json!({"target": pane})).await;
+    assert!(!is_error(&r), "{r:?}");
+    assert!(structured(&r)["checks"].is_array());
+    let r = call(&c, "read_screen", json!({"target": pane, "lines": 200})).await;
+    assert!(
+        structured(&r)["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("line one"),
+        "{r:?}"
+    );
+    let _ = c.cancel().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refuses_dialogs_shells_the_caller_and_panes_outside_allow() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (dialog, dialog_t) = srv.fake("claude", &["--dialog", "trust"]);
+    let (agent, agent_t) = srv.fake("codex", &["--busy-ms", "200"]);
+    let shell = srv.window(&["sh"]);
+    srv.wait_state(&dialog, "dialog:trust", 10.0);
+    srv.wait_state(&agent, "ready", 10.0);
+    let before = srv.capture(&dialog);
+    // the caller runs in `agent`
+    let c = connect(&srv, Some(&agent), &[]).await;
+    let r = call(&c, "send_prompt", json!({"target": dialog, "body": "1"})).await;
+    assert!(is_error(&r), "{r:?}");
+    assert!(first_text(&r).contains("dialog"), "{}", first_text(&r));
+    assert!(records(&dialog_t, "dialog-input").is_empty());
+    assert_eq!(srv.capture(&dialog), before);
+    let r = call(
+        &c,
+        "send_prompt",
+        json!({"target": agent, "body": "to myself"}),
+    )
+    .await;
+    assert!(is_error(&r) && first_text(&r).contains("caller"), "{r:?}");
+    let r = call(
+        &c,
+        "send_prompt",
+        json!({"target": shell, "body": "touch pwned"}),
+    )
+    .await;
+    assert!(
+        is_error(&r) && first_text(&r).contains("runs no agent"),
+        "{r:?}"
+    );
+    let r = call(&c, "send_prompt", json!({"target": "", "body": "x"})).await;
+    assert!(is_error(&r), "{r:?}");
+    let big = "x".repeat(10 * 1024 * 1024);
+    let r = call(&c, "send_prompt", json!({"target": dialog, "body": big})).await;
+    assert!(
+        is_error(&r) && first_text(&r).contains("nothing was typed"),
+        "{}",
+        first_text(&r)
+    );
+    let r = call(&c, "list_agents", json!({})).await;
+    let agents = structured(&r)["agents"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        agents.iter().all(|a| a["pane"] != agent.as_str()),
+        "{agents:?}"
+    );
+    let _ = c.cancel().await;
+    assert!(prompts(&agent_t).is_empty());
+
+    // --allow narrows the reach; --read-only drops the tools that type
+    let c = connect(&srv, None, &["--allow", "nomatch*", "--read-only"]).await;
+    let tools: Vec<String> = c
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(!tools.contains(&"send_prompt".to_string()), "{tools:?}");
+    assert!(!tools.contains(&"queue_prompt".to_string()), "{tools:?}");
+    let r = call(&c, "agent_state", json!({"target": agent})).await;
+    assert!(
+        is_error(&r) && first_text(&r).contains("outside --allow"),
+        "{r:?}"
+    );
+    let r = call(&c, "list_agents", json!({})).await;
+    assert_eq!(structured(&r)["agents"], json!([]));
+    let _ = c.cancel().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_wait_stops_and_the_server_keeps_answering() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (pane, _) = srv.fake("gemini", &["--busy-ms", "60000"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    srv.tmux(&["send-keys", "-t", &pane, "-l", "work"]);
+    srv.tmux(&["send-keys", "-t", &pane, "Enter"]);
+    srv.wait_state(&pane, "busy", 10.0);
+    let c = connect(&srv, None, &[]).await;
+    let params = CallToolRequestParams::new("wait_ready").with_arguments(
+        json!({"target": pane, "timeout_secs": 600})
+            .as_object()
+            .cloned()
+            .unwrap(),
+    );
+    let handle = c
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(Request::new(params)),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    // meanwhile other calls are answered at once
+    let t = Instant::now();
+    let r = call(&c, "agent_state", json!({"target": pane})).await;
+    assert_eq!(structured(&r)["state"], "busy", "{r:?}");
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    handle.cancel(Some("enough".into())).await.unwrap();
+    // the server is still there and answers
+    let r = call(&c, "list_agents", json!({})).await;
+    assert!(!is_error(&r), "{r:?}");
+    let _ = c.cancel().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_done_reports_the_turn() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (pane, transcript) = srv.fake("codex", &["--busy-ms", "1500"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    let c = connect(&srv, None, &[]).await;
+    let r = call(
+        &c,
+        "send_prompt",
+        json!({"target": pane, "body": "a turn", "until_done": true}),
+    )
+    .await;
+    assert!(!is_error(&r), "{r:?}");
+    let turn = &structured(&r)["turn"];
+    assert_eq!(turn["done"], true, "{turn}");
+    assert!(turn["turn_ms"].as_u64().unwrap_or(0) >= 500, "{turn}");
+    assert_eq!(prompts(&transcript), vec!["a turn"]);
+    let r = call(&c, "wait_done", json!({"target": pane, "timeout_secs": 10})).await;
+    assert!(!is_error(&r), "{r:?}");
+    let _ = c.cancel().await;
+}
