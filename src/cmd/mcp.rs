@@ -483,7 +483,7 @@ impl Gatekeeper {
     )]
     async fn agent_state(&self, p: Parameters<TargetParams>) -> CallToolResult {
         let gk = self.clone();
-        match blocking(move || gk.reach(&p.0.target).map(|(l, o)| (l, o))).await {
+        match blocking(move || gk.reach(&p.0.target)).await {
             Ok((loc, o)) => {
                 let mut v = Gatekeeper::describe(&loc, &o);
                 v["checks"] = serde_json::to_value(&o.verdict.checks).unwrap_or_default();

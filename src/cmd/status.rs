@@ -279,6 +279,8 @@ mod tests {
                 pid: None,
                 command: agent.into(),
                 dead: false,
+                window_name: String::new(),
+                path: String::new(),
             },
             agent: agent.into(),
             state,
