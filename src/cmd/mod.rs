@@ -5,6 +5,7 @@ mod capture;
 mod demo;
 mod detect;
 mod explain;
+pub mod live;
 mod plan;
 mod profiles;
 mod queue;
@@ -205,9 +206,14 @@ pub fn refusal(state: &State, reason: &str, timed_out: bool) -> Error {
         State::Draft => "refused: the composer holds a draft (use --replace-draft)",
         _ => "not ready",
     };
+    let hint = if c == code::TIMEOUT {
+        "; to wait longer, raise --timeout SECS"
+    } else {
+        ""
+    };
     Error::Refused(Refusal {
         code: c,
-        message: format!("{what}: {reason}"),
+        message: format!("{what}: {reason}{hint}"),
     })
 }
 

@@ -31,6 +31,8 @@ pub fn run(server: &Server, profiles: &Profiles, a: SendArgs) -> Result<i32> {
             Some(t) => t.clone(),
             None => target(&None)?,
         };
+        // one target: a person at a terminal sees a live status line while it waits
+        let shared = shared.with_live(!a.json);
         let o = deliver_to(server, profiles, &a, &t, &raw, &shared, None);
         if let Some(rec) = &o.rec {
             finish(rec, a.json)?;
@@ -153,6 +155,8 @@ pub struct Shared {
     last_submit: std::sync::Mutex<Option<std::time::Instant>>,
     stagger: Duration,
     conn: Option<crate::tmux::SharedControl>,
+    /// Draw the live status line while the gate waits (one target, not --json).
+    live: bool,
 }
 
 impl Shared {
@@ -161,7 +165,15 @@ impl Shared {
             last_submit: std::sync::Mutex::new(None),
             stagger,
             conn: None,
+            live: false,
         }
+    }
+
+    /// Draw a live status line on stderr while the gate waits, when `on` and
+    /// stderr is a terminal.
+    pub fn with_live(mut self, on: bool) -> Shared {
+        self.live = on;
+        self
     }
 
     /// Poll every target through one connection (attached now, through `pane`).
@@ -268,12 +280,21 @@ pub fn deliver_to(
     let mut regates: Vec<String> = Vec::new();
     let mut untyped = false;
     let mut opened_ms;
+    let mut live = super::live::Live::new(shared.live);
     let (gate, run) = loop {
         let t_gate = clock.now();
         let gate = match if force {
             forced_gate(&mut tmux, profile, &pane)
         } else {
-            run_gate(&mut tmux, profiles, profile, a, &pane, first.take())
+            run_gate(
+                &mut tmux,
+                profiles,
+                profile,
+                a,
+                &pane,
+                first.take(),
+                &mut live,
+            )
         } {
             Ok(g) => g,
             Err(e) => return Outcome::failed(&pane, e),
@@ -424,6 +445,7 @@ fn run_gate(
     a: &SendArgs,
     pane: &str,
     mut first: Option<Screen>,
+    live: &mut super::live::Live,
 ) -> Result<GateResult> {
     let mut opts = super::wait::opts(&a.gate);
     if a.when_ready {
@@ -433,13 +455,14 @@ fn run_gate(
     let mut cancelled = false;
     let mut cleared = false;
     loop {
-        let (_, g) = super::wait::gate_from(
+        let (_, g) = super::wait::gate_live(
             tmux,
             profiles,
             Some(profile.name()),
             pane,
             &opts,
             first.take(),
+            Some(live),
         )?;
         if g.state == State::InMode && a.cancel_mode && !cancelled {
             tmux.cancel_mode(pane)?;
