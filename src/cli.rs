@@ -55,8 +55,7 @@ pub enum Command {
     Status(crate::cmd::status::StatusArgs),
     /// The tmux plugin's watcher: status segment and busy -> ready notices (one per server)
     Watch(crate::cmd::watch::WatchArgs),
-    /// A simulated agent for tests and the demo
-    #[command(hide = true)]
+    /// A simulated agent to try promptgate on: run it in a tmux pane (see README, "Try it by hand")
     FakeAgent(crate::fake_agent::FakeAgentArgs),
 }
 

@@ -201,3 +201,59 @@ fn wait_on_a_dialog_returns_at_once_and_never_says_nothing_typed() {
         .is_empty()));
     assert!(prompts(&t).is_empty());
 }
+
+#[test]
+fn fake_agent_is_listed_in_help_for_trying_it_by_hand() {
+    let o = std::process::Command::new(bin())
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&o.stdout);
+    let line = help
+        .lines()
+        .find(|l| l.trim_start().starts_with("fake-agent "))
+        .unwrap_or_else(|| panic!("fake-agent missing from --help:\n{help}"));
+    assert!(line.contains("simulated agent"), "{line}");
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    assert!(readme.contains("## Try it by hand"));
+    assert!(readme.contains("'promptgate fake-agent --like claude --dialog trust"));
+}
+
+/// The README's "Try it by hand" steps, on a private server (a shorter busy time).
+#[test]
+fn the_try_it_by_hand_steps_behave_as_the_readme_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("try.jsonl");
+    let b = bin();
+    let srv = TmuxServer::new(
+        120,
+        30,
+        &[
+            b.to_str().unwrap(),
+            "fake-agent",
+            "--like",
+            "claude",
+            "--dialog",
+            "trust",
+            "--busy-ms",
+            "1500",
+            "--transcript",
+            t.to_str().unwrap(),
+        ],
+    );
+    srv.wait_state("main", "dialog:trust", 10.0);
+    let o = srv.pg(&["send", "-t", "main", "hello"]);
+    assert_eq!(code(&o), 21, "{}", stderr(&o));
+    srv.tmux(&["send-keys", "-t", "main", "Enter"]);
+    let o = srv.pg(&["send", "-t", "main", "hello"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("\tclaude\tconsumed\t"));
+    let o = srv.pg(&["send", "-t", "main", "next"]);
+    assert_eq!(code(&o), 22, "{}", stderr(&o));
+    let o = srv.pg(&["send", "-t", "main", "--wait-busy", "next"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let o = srv.pg(&["wait", "-t", "main"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(prompts(&t), vec!["hello", "next"]);
+}
