@@ -257,3 +257,81 @@ fn the_try_it_by_hand_steps_behave_as_the_readme_says() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(prompts(&t), vec!["hello", "next"]);
 }
+
+/// Kills a tmux server this test started (by socket name) when dropped.
+struct KillServer(String);
+
+impl Drop for KillServer {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .args(["-L", &self.0, "kill-server"])
+            .output();
+    }
+}
+
+fn demo(args: &[&str], state_home: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(bin())
+        .args(args)
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .env_remove("PROMPTGATE_LOG")
+        .env("XDG_STATE_HOME", state_home)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn demo_keep_runs_on_the_server_named_by_l_and_never_writes_the_users_log() {
+    let name = format!("promptgate-test-demo-{}", std::process::id());
+    let _kill = KillServer(name.clone());
+    let home = tempfile::tempdir().unwrap();
+    let o = demo(&["-L", &name, "demo", "--keep"], home.path());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(code(&o), 0, "{text}{}", stderr(&o));
+    assert!(text.contains(&format!("server -L {name}")), "{text}");
+    let has = std::process::Command::new("tmux")
+        .args(["-L", &name, "has-session", "-t", "=demo"])
+        .output()
+        .unwrap();
+    assert!(has.status.success(), "the demo's agent runs on -L {name}");
+    assert!(
+        !home.path().join("promptgate").exists(),
+        "nothing written under the user's XDG_STATE_HOME"
+    );
+    // it says where its sends went: a private log holding the demo's two sends
+    let line = text
+        .lines()
+        .find(|l| l.contains("went to its own delivery log"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let log = line
+        .split(", ")
+        .nth(1)
+        .filter(|p| p.ends_with("deliveries.jsonl"))
+        .unwrap_or_else(|| panic!("{line}"));
+    let records = std::fs::read_to_string(log).unwrap();
+    assert_eq!(records.lines().count(), 2, "{records}");
+    let dir = std::path::Path::new(log).parent().unwrap();
+    assert!(dir
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("promptgate-demo-"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn demo_on_a_running_server_removes_only_its_own_session() {
+    let srv = TmuxServer::new(80, 24, &[]);
+    let home = tempfile::tempdir().unwrap();
+    let o = demo(&["-L", &srv.socket, "demo"], home.path());
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(code(&o), 0, "{text}{}", stderr(&o));
+    assert!(text.contains("on the running server"), "{text}");
+    assert!(text.contains("removed with the demo"), "{text}");
+    assert_eq!(
+        srv.tmux_out(&["list-sessions", "-F", "#{session_name}"])
+            .trim(),
+        "main"
+    );
+    assert!(!home.path().join("promptgate").exists());
+}

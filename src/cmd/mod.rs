@@ -46,7 +46,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Plan(a) => plan::run(&profiles()?, a),
         Command::Profiles(a) => profiles::run(&profiles()?, cli.profiles.as_deref(), a),
         Command::Queue(a) => queue::run(&server, &profiles()?, a),
-        Command::Demo(a) => demo::run(a),
+        Command::Demo(a) => demo::run(&server, cli.host.is_some(), a),
         Command::Status(a) => status::run(&server, &profiles()?, a),
         Command::Watch(a) => watch::run(&server, &profiles()?, a),
         Command::FakeAgent(a) => fake_agent(a),
