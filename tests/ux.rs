@@ -84,6 +84,25 @@ fn a_send_that_waits_on_a_terminal_shows_one_live_status_line_and_clears_it() {
 }
 
 #[test]
+fn ctrl_c_during_a_wait_erases_the_status_line() {
+    let srv = TmuxServer::new(160, 30, &[]);
+    let (pane, t) = busy_agent(&srv, "8000");
+    // the shell survives the Ctrl-C (a trap), to report how promptgate ended
+    let cmd = format!(
+        "trap 'true' INT; {}",
+        in_pane(&srv, &format!("wait -t {pane} --timeout 20"))
+    );
+    let runner = srv.window(&["sh", "-c", &cmd]);
+    captures_until(&srv, &runner, 10.0, |c| c.contains("waiting for the agent"));
+    srv.tmux(&["send-keys", "-t", &runner, "C-c"]);
+    let seen = captures_until(&srv, &runner, 10.0, |c| c.contains("exit="));
+    let last = seen.last().unwrap();
+    assert!(last.contains("exit=130"), "killed by SIGINT:\n{last}");
+    assert!(!last.contains("waiting for"), "erased:\n{last}");
+    assert_eq!(prompts(&t), vec!["make it busy"]);
+}
+
+#[test]
 fn no_status_line_when_stderr_is_not_a_terminal_or_with_json() {
     let srv = TmuxServer::new(160, 30, &[]);
     // stderr piped: nothing at all on it

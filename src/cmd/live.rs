@@ -7,6 +7,7 @@
 
 use crate::detect::State;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// A wait shorter than this shows no line.
@@ -24,6 +25,37 @@ pub struct Live {
     drawn: bool,
 }
 
+/// A line is on the terminal now (for the signal handler).
+static DRAWN: AtomicBool = AtomicBool::new(false);
+
+/// Ctrl-C (or SIGTERM, SIGHUP) while the line shows: erase it, then die of the
+/// signal as before, so the shell's prompt does not start after the status text.
+extern "C" fn on_signal(sig: libc::c_int) {
+    if DRAWN.load(Ordering::Relaxed) {
+        let s = b"\r\x1b[K";
+        // write(2) is async-signal-safe
+        unsafe { libc::write(2, s.as_ptr().cast(), s.len()) };
+    }
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
+fn erase_on_signal() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            let old = unsafe { libc::signal(sig, handler) };
+            // a signal the caller ignores stays ignored
+            if old == libc::SIG_IGN {
+                unsafe { libc::signal(sig, libc::SIG_IGN) };
+            }
+        }
+    });
+}
+
 /// Whether stderr is a terminal.
 pub fn stderr_is_tty() -> bool {
     unsafe { libc::isatty(2) == 1 }
@@ -32,8 +64,12 @@ pub fn stderr_is_tty() -> bool {
 impl Live {
     /// A status line that draws only if `wanted` (not `--json`) and stderr is a tty.
     pub fn new(wanted: bool) -> Live {
+        let on = wanted && stderr_is_tty();
+        if on {
+            erase_on_signal();
+        }
         Live {
-            on: wanted && stderr_is_tty(),
+            on,
             pane: String::new(),
             agent: String::new(),
             timeout: Duration::ZERO,
@@ -76,6 +112,7 @@ impl Live {
         let _ = write!(e, "\r\x1b[K{cut}");
         let _ = e.flush();
         self.drawn = true;
+        DRAWN.store(true, Ordering::Relaxed);
         self.last_draw = Some(Instant::now());
     }
 
@@ -86,6 +123,7 @@ impl Live {
             let _ = write!(e, "\r\x1b[K");
             let _ = e.flush();
             self.drawn = false;
+            DRAWN.store(false, Ordering::Relaxed);
         }
     }
 }
