@@ -84,6 +84,37 @@ fn a_send_that_waits_on_a_terminal_shows_one_live_status_line_and_clears_it() {
 }
 
 #[test]
+fn a_send_waiting_for_another_senders_lock_says_so_on_a_terminal() {
+    let srv = TmuxServer::new(160, 30, &[]);
+    let (pane, t) = busy_agent(&srv, "3000");
+    // the first sender holds the pane's lock while it waits out the turn
+    let first = srv
+        .pg_cmd(&["send", "-t", &pane, "--wait-busy", "first"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let cmd = in_pane(&srv, &format!("send -t {pane} --wait-busy second"));
+    let runner = srv.window(&["sh", "-c", &cmd]);
+    let seen = captures_until(&srv, &runner, 30.0, |c| c.contains("exit="));
+    assert!(
+        seen.iter()
+            .any(|c| c.contains(&format!("{pane} claude locked · "))
+                && c.contains(" s of 120 s · waiting for another sender to this pane to finish")),
+        "{seen:#?}"
+    );
+    let last = seen.last().unwrap();
+    assert!(
+        last.contains("exit=0") && !last.contains("waiting for"),
+        "{last}"
+    );
+    let o = first.wait_with_output().unwrap();
+    assert_eq!(code(&o), 0);
+    assert_eq!(prompts(&t), vec!["make it busy", "first", "second"]);
+}
+
+#[test]
 fn ctrl_c_during_a_wait_erases_the_status_line() {
     let srv = TmuxServer::new(160, 30, &[]);
     let (pane, t) = busy_agent(&srv, "8000");

@@ -95,17 +95,27 @@ impl Live {
             && self.last_draw.is_none_or(|t| t.elapsed() >= REDRAW)
     }
 
-    /// Redraw the line for `state`, if one is due.
+    /// Redraw the line for the agent's `state`, if one is due.
     pub fn tick(&mut self, state: impl FnOnce() -> State) {
+        self.tick_with(|| {
+            let s = state();
+            (s.to_string(), waiting_for(&s).to_string())
+        })
+    }
+
+    /// Redraw the line, if one is due, with `what`: (a state word, what the wait is for).
+    pub fn tick_with(&mut self, what: impl FnOnce() -> (String, String)) {
         if !self.due() {
             return;
         }
+        let (state, waiting) = what();
         let line = status_line(
             &self.pane,
             &self.agent,
-            &state(),
+            &state,
             self.start.elapsed(),
             self.timeout,
+            &waiting,
         );
         let cut: String = line.chars().take(columns().saturating_sub(1)).collect();
         let mut e = std::io::stderr().lock();
@@ -149,15 +159,15 @@ pub fn waiting_for(state: &State) -> &'static str {
 pub fn status_line(
     pane: &str,
     agent: &str,
-    state: &State,
+    state: &str,
     waited: Duration,
     timeout: Duration,
+    waiting: &str,
 ) -> String {
     format!(
-        "promptgate: {pane} {agent} {state} · {:.1} s of {} · {} (Ctrl-C stops)",
+        "promptgate: {pane} {agent} {state} · {:.1} s of {} · {waiting} (Ctrl-C stops)",
         waited.as_secs_f64(),
         secs_label(timeout),
-        waiting_for(state)
     )
 }
 
@@ -189,9 +199,10 @@ mod tests {
         let l = status_line(
             "%3",
             "claude",
-            &State::Busy,
+            "busy",
             Duration::from_millis(4230),
             Duration::from_secs(15),
+            waiting_for(&State::Busy),
         );
         assert_eq!(
             l,

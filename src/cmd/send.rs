@@ -238,6 +238,7 @@ pub fn deliver_to(
         Ok(v) => v,
         Err(e) => return Outcome::failed(target, e),
     };
+    let mut live = super::live::Live::new(shared.live);
     let prep = (|| {
         let server_key = tmux.server_key()?;
         // a pane launched a moment ago may not show its agent yet
@@ -257,7 +258,15 @@ pub fn deliver_to(
             ));
         };
         let pl = plan(raw, profiles.get(&agent)?.capability())?;
-        let lock = PaneLock::acquire(&server_key, &pane, secs(a.lock_timeout))?;
+        live.begin(&pane, &agent, secs(a.lock_timeout));
+        let lock = PaneLock::acquire_with(&server_key, &pane, secs(a.lock_timeout), &mut || {
+            live.tick_with(|| {
+                let why = "waiting for another sender to this pane to finish";
+                ("locked".into(), why.into())
+            })
+        });
+        live.clear();
+        let lock = lock?;
         // the read that identified the agent is the gate's first poll, unless
         // another sender held the pane since it began (it may show that one's body)
         let first = (lock.waited_ms == 0 && lock.last_held_ms < read_at).then_some(first.screen);
@@ -280,7 +289,6 @@ pub fn deliver_to(
     let mut regates: Vec<String> = Vec::new();
     let mut untyped = false;
     let mut opened_ms;
-    let mut live = super::live::Live::new(shared.live);
     let (gate, run) = loop {
         let t_gate = clock.now();
         let gate = match if force {
