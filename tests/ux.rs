@@ -296,6 +296,8 @@ fn the_try_it_by_hand_steps_behave_as_the_readme_says() {
     let o = srv.pg(&["send", "-t", "main", "hello"]);
     assert_eq!(code(&o), 21, "{}", stderr(&o));
     srv.tmux(&["send-keys", "-t", "main", "Enter"]);
+    // a person types the next command after the dialog has gone
+    srv.wait_state("main", "ready", 10.0);
     let o = srv.pg(&["send", "-t", "main", "hello"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("\tclaude\tconsumed\t"));
