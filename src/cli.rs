@@ -39,7 +39,7 @@ pub enum Command {
     Detect(DetectArgs),
     /// Save a pane as NAME.txt, NAME.ansi and NAME.meta (a fixture)
     Capture(CaptureArgs),
-    /// Wait until a pane is ready for input (the gate alone)
+    /// Wait until a pane is ready for input (the gate alone; waits through busy, stops at a dialog unless --wait-dialog)
     Wait(WaitArgs),
     /// Deliver a prompt: gate, plan, type, submit, verify
     Send(SendArgs),
