@@ -223,16 +223,21 @@ fn queue_run_once_with_nothing_to_do_says_so() {
     // a prompt that cannot be delivered now: exit 20, naming it and why
     let (pane, _t) = srv.fake("claude", &["--dialog", "trust"]);
     srv.wait_state(&pane, "dialog:trust", 10.0);
-    let o = queue_cmd(&srv, &qdir, &["add", "-t", &pane, "later"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    for body in ["later", "later still"] {
+        let o = queue_cmd(&srv, &qdir, &["add", "-t", &pane, body])
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
     let o = queue_cmd(&srv, &qdir, &["run", "--once"]).output().unwrap();
     assert_eq!(code(&o), 20, "{}", stderr(&o));
     let e = stderr(&o);
     assert!(
-        e.contains("1 left that cannot be delivered now")
-            && e.contains(&format!("{pane} pending (dialog:trust)")),
+        e.contains("2 left that cannot be delivered now")
+            && e.contains(&format!("{pane} pending (dialog:trust)"))
+            && e.contains(&format!(
+                "{pane} pending (behind an earlier prompt for this pane)"
+            )),
         "{e}"
     );
 }

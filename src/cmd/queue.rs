@@ -289,12 +289,15 @@ fn once_done(
     }
     let each: Vec<String> = left
         .iter()
-        .map(|i| {
+        .enumerate()
+        .map(|(n, i)| {
+            let behind = left[..n].iter().any(|e| e.pane == i.pane);
             let last = why
                 .get(&i.id)
                 .cloned()
                 .or_else(|| i.last_receipt.clone())
-                .unwrap_or_else(|| "not tried".into());
+                .filter(|_| !behind)
+                .unwrap_or_else(|| "behind an earlier prompt for this pane".into());
             format!("{} {} ({last})", i.pane, i.phase)
         })
         .collect();
@@ -342,6 +345,7 @@ fn step(
         _ => deliver(server, profiles, dir, item, r),
     }
 }
+
 fn save_phase(dir: &Path, item: &Item, phase: &str, receipt: Option<&str>, reason: Option<String>) {
     let mut i = item.clone();
     i.phase = phase.into();
