@@ -115,6 +115,30 @@ fn a_send_waiting_for_another_senders_lock_says_so_on_a_terminal() {
 }
 
 #[test]
+fn a_send_watching_for_its_receipt_says_so_on_a_terminal() {
+    let srv = TmuxServer::new(160, 30, &[]);
+    let (pane, _t) = busy_agent(&srv, "8000");
+    // --force types into the busy agent, which parks the prompt: verify watches
+    // for proof until --verify-timeout
+    let cmd = in_pane(
+        &srv,
+        &format!("send -t {pane} --force --verify-timeout 3 parked"),
+    );
+    let runner = srv.window(&["sh", "-c", &cmd]);
+    let seen = captures_until(&srv, &runner, 30.0, |c| c.contains("exit="));
+    assert!(
+        seen.iter().any(|c| c.contains(&format!("{pane} claude "))
+            && c.contains(
+                " s of 3 s · submitted; waiting for proof that the agent took the prompt"
+            )),
+        "{seen:#?}"
+    );
+    let last = seen.last().unwrap();
+    assert!(last.contains("exit=31"), "queued: {last}");
+    assert!(!last.contains("waiting for proof"), "erased: {last}");
+}
+
+#[test]
 fn ctrl_c_during_a_wait_erases_the_status_line() {
     let srv = TmuxServer::new(160, 30, &[]);
     let (pane, t) = busy_agent(&srv, "8000");

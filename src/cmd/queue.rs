@@ -520,6 +520,7 @@ fn recover(
                 &before,
                 Duration::from_secs_f64(r.verify_timeout),
                 &clock,
+                None,
             )?;
             if j.receipt == Receipt::Consumed {
                 queue::remove(dir, &item.id)?;

@@ -323,7 +323,7 @@ pub fn deliver_to(
             shared,
             hook,
         };
-        match job.run(&mut tmux, &clock) {
+        match job.run(&mut tmux, &clock, &mut live) {
             Ok(Step::Regate(why)) if regates.len() < MAX_REGATES => regates.push(why),
             Ok(Step::Regate(why)) => {
                 untyped = true;
@@ -522,7 +522,12 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
-    fn run(&self, tmux: &mut Control, clock: &dyn Clock) -> Result<Step> {
+    fn run(
+        &self,
+        tmux: &mut Control,
+        clock: &dyn Clock,
+        live: &mut super::live::Live,
+    ) -> Result<Step> {
         let Job {
             profile,
             pane,
@@ -644,7 +649,8 @@ impl Job<'_> {
             };
             return Ok(Step::Done(Box::new((typed, j, 0, 0))));
         }
-        let (j, resubmits, ms) = verify_loop(
+        live.begin(pane, profile.name(), secs(a.verify_timeout));
+        let verified = verify_loop(
             tmux,
             profile,
             pane,
@@ -652,12 +658,17 @@ impl Job<'_> {
             &before,
             secs(a.verify_timeout),
             clock,
-        )?;
+            Some(live),
+        );
+        live.clear();
+        let (j, resubmits, ms) = verified?;
         Ok(Step::Done(Box::new((typed, j, resubmits, ms))))
     }
 }
 
 /// Watch until consumed or refused; press submit again (bounded) while stranded.
+/// `live`, begun by the caller, is redrawn on each look.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn verify_loop(
     tmux: &mut Control,
     profile: &Profile,
@@ -666,6 +677,7 @@ pub(crate) fn verify_loop(
     before: &Screen,
     timeout: Duration,
     clock: &dyn Clock,
+    mut live: Option<&mut super::live::Live>,
 ) -> Result<(Judgement, u32, u64)> {
     let start = clock.now();
     let mut resubmits = 0u32;
@@ -684,6 +696,12 @@ pub(crate) fn verify_loop(
             }
         };
         let j = judge(profile, &pl.body, before, &s);
+        if let Some(l) = live.as_deref_mut() {
+            l.tick_with(|| {
+                let why = "submitted; waiting for proof that the agent took the prompt";
+                (j.verdict.state.to_string(), why.into())
+            });
+        }
         let now = clock.now();
         match j.receipt {
             Receipt::Consumed | Receipt::Refused => {
