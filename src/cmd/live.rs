@@ -62,9 +62,11 @@ pub fn stderr_is_tty() -> bool {
 }
 
 impl Live {
-    /// A status line that draws only if `wanted` (not `--json`) and stderr is a tty.
+    /// A status line that draws only if `wanted` (not `--json`), stderr is a tty,
+    /// and the terminal can erase a line (`TERM` is not `dumb`).
     pub fn new(wanted: bool) -> Live {
-        let on = wanted && stderr_is_tty();
+        let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
+        let on = wanted && stderr_is_tty() && !dumb;
         if on {
             erase_on_signal();
         }
