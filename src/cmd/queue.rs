@@ -134,6 +134,8 @@ struct Event {
     detail: String,
     /// In a word or two, why the item is still queued (for the summary of --once).
     short: String,
+    /// Not worth a line (a pane that is ready but not yet still): only the summary.
+    quiet: bool,
 }
 
 impl Event {
@@ -142,6 +144,7 @@ impl Event {
             pane: item.pane.clone(),
             id: item.id.clone(),
             short: what.to_string(),
+            quiet: false,
             key,
             what,
             detail,
@@ -249,7 +252,7 @@ fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> R
                 delivered += 1;
             }
             why.insert(ev.id.clone(), ev.short.clone());
-            if told.get(&ev.id) != Some(&ev.key) {
+            if !ev.quiet && told.get(&ev.id) != Some(&ev.key) {
                 out(&ev.line())?;
                 told.insert(ev.id.clone(), ev.key);
             }
@@ -419,17 +422,20 @@ fn deliver(
     let why = reason.clone().unwrap_or_default();
     let ev = match (phase.as_str(), receipt.as_str()) {
         ("pending", _) => {
+            let timed_out = o.code == code::TIMEOUT;
             let detail = match &state {
                 // the gate waited its --gate-timeout: only "not yet"
-                Some(st) if o.code == code::TIMEOUT => {
-                    format!("{agent} {st}: not ready yet; trying again")
-                }
+                Some(st) if timed_out => format!("{agent} {st}: not ready yet; trying again"),
                 _ => format!("{why}; trying again"),
             };
             let key = format!("waiting-{}-{}", o.code, state.as_deref().unwrap_or(""));
             save_phase(dir, &attempt, "pending", Some(&receipt), reason);
+            // ready, but not yet still for the gate's window: a moment, not news
+            let quiet = timed_out && state.as_deref() == Some("ready");
             let short = state.unwrap_or_else(|| format!("exit {}", o.code));
-            Event::new(item, "waiting", key, detail).short(short)
+            let mut ev = Event::new(item, "waiting", key, detail).short(short);
+            ev.quiet = quiet;
+            ev
         }
         // typed but the write failed: recovery looks at the composer next round
         (p, "failed") => {
