@@ -109,6 +109,18 @@ pub fn run(server: &Server, remote: bool, a: DemoArgs) -> Result<i32> {
     )?;
     let mut t = tmux.clone();
     t.send_key(&pane, "Enter")?;
+    // A person sends once the dialog has gone; on a loaded machine the agent may
+    // take a moment to read the Enter, and a send that still saw the dialog
+    // would be refused.
+    let gone = Instant::now();
+    while gone.elapsed() < Duration::from_secs(10) {
+        let o = pg(&["state", "-t", &pane])?;
+        let line = String::from_utf8_lossy(&o.stdout).to_string();
+        if !line.split('\t').nth(2).unwrap_or("").starts_with("dialog") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let body = a.body.clone();
     show(
         &format!("$ promptgate send -t PANE --json {body:?}"),
