@@ -39,7 +39,7 @@ pub enum Command {
     Detect(DetectArgs),
     /// Save a pane as NAME.txt, NAME.ansi and NAME.meta (a fixture)
     Capture(CaptureArgs),
-    /// Wait until a pane is ready for input (the gate alone)
+    /// Wait until a pane is ready for input (the gate alone; waits through busy, stops at a dialog unless --wait-dialog)
     Wait(WaitArgs),
     /// Deliver a prompt: gate, plan, type, submit, verify
     Send(SendArgs),
@@ -57,8 +57,7 @@ pub enum Command {
     Watch(crate::cmd::watch::WatchArgs),
     /// A Model Context Protocol server (stdio) with the gate inside, for agents that drive agents
     Mcp(McpArgs),
-    /// A simulated agent for tests and the demo
-    #[command(hide = true)]
+    /// A simulated agent to try promptgate on: run it in a tmux pane (see README, "Try it by hand")
     FakeAgent(crate::fake_agent::FakeAgentArgs),
 }
 

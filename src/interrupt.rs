@@ -11,6 +11,20 @@ use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 static TYPING: AtomicBool = AtomicBool::new(false);
+/// A live status line is on stderr (`cmd::live`): erase it before dying.
+pub static LINE_DRAWN: AtomicBool = AtomicBool::new(false);
+
+/// Erase the status line, if one shows, and die of `sig` (async-signal-safe).
+fn die_of(sig: libc::c_int) {
+    if LINE_DRAWN.load(Ordering::SeqCst) {
+        let s = b"\r\x1b[K";
+        unsafe { libc::write(2, s.as_ptr().cast(), s.len()) };
+    }
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
 static PENDING: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn on_signal(sig: libc::c_int) {
@@ -18,10 +32,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
         PENDING.store(sig, Ordering::SeqCst);
     } else {
         // nothing typed yet: die as if there were no handler
-        unsafe {
-            libc::signal(sig, libc::SIG_DFL);
-            libc::raise(sig);
-        }
+        die_of(sig);
     }
 }
 
@@ -33,7 +44,12 @@ pub fn install() {
             sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
             sa.sa_flags = libc::SA_RESTART;
             libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(sig, &sa, &mut old);
+            // a signal the caller ignores (nohup, a parent's SIG_IGN) stays ignored
+            if old.sa_sigaction == libc::SIG_IGN {
+                libc::sigaction(sig, &old, std::ptr::null_mut());
+            }
         }
     }
 }
@@ -59,10 +75,7 @@ pub fn finished() {
             "promptgate: {} came while a prompt was being typed: the send was finished first",
             name(sig)
         );
-        unsafe {
-            libc::signal(sig, libc::SIG_DFL);
-            libc::raise(sig);
-        }
+        die_of(sig);
     }
 }
 

@@ -51,6 +51,17 @@ fn key(server: &str, pane: &str) -> String {
 impl PaneLock {
     /// Take the lock for `pane` on `server`, waiting up to `timeout`.
     pub fn acquire(server: &str, pane: &str, timeout: Duration) -> Result<PaneLock> {
+        Self::acquire_with(server, pane, timeout, &mut || {})
+    }
+
+    /// [`PaneLock::acquire`], calling `waiting` each time it finds the lock held
+    /// (about every 5 ms), for a progress display.
+    pub fn acquire_with(
+        server: &str,
+        pane: &str,
+        timeout: Duration,
+        waiting: &mut dyn FnMut(),
+    ) -> Result<PaneLock> {
         let dir = lock_dir();
         std::fs::create_dir_all(&dir)?;
         let path = dir.join(format!("{}.lock", key(server, pane)));
@@ -86,6 +97,7 @@ impl PaneLock {
                     start.elapsed().as_millis() as u64,
                 ));
             }
+            waiting();
             std::thread::sleep(Duration::from_millis(5));
         }
     }

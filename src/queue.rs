@@ -100,6 +100,37 @@ pub fn remove(dir: &Path, id: &str) -> Result<bool> {
     }
 }
 
+/// The id of the one queued prompt whose id starts with `prefix` (an exact id
+/// always wins). None, or several: a usage error that says which.
+pub fn resolve_id(dir: &Path, prefix: &str) -> Result<String> {
+    if prefix.is_empty() {
+        return Err(Error::Usage("an empty queue id matches nothing".into()));
+    }
+    let ids: Vec<String> = load_all(dir)?
+        .into_iter()
+        .map(|i| i.id)
+        .filter(|id| id.starts_with(prefix))
+        .collect();
+    if ids.iter().any(|id| id == prefix) {
+        return Ok(prefix.to_string());
+    }
+    match ids.as_slice() {
+        [] => Err(Error::Usage(format!(
+            "no queued prompt {prefix} (queue list shows the ids)"
+        ))),
+        [one] => Ok(one.clone()),
+        many => {
+            let shown: Vec<&str> = many.iter().take(3).map(String::as_str).collect();
+            Err(Error::Usage(format!(
+                "queue id {prefix} is ambiguous: {} ids start with it ({}{}); give more of it",
+                many.len(),
+                shown.join(", "),
+                if many.len() > 3 { ", …" } else { "" }
+            )))
+        }
+    }
+}
+
 /// Every item, oldest first. Unreadable files are skipped (and named on stderr).
 pub fn load_all(dir: &Path) -> Result<Vec<Item>> {
     let mut items = Vec::new();
@@ -164,6 +195,19 @@ mod tests {
             all.iter().map(|i| i.body.as_str()).collect::<Vec<_>>(),
             vec!["first", "second"]
         );
+        // an id is found by any unique prefix; an ambiguous one says so
+        assert_eq!(resolve_id(d.path(), &b.id).unwrap(), b.id);
+        let common =
+            a.id.chars()
+                .zip(b.id.chars())
+                .take_while(|(x, y)| x == y)
+                .count();
+        let prefix = &b.id[..common + 1];
+        assert_eq!(resolve_id(d.path(), prefix).unwrap(), b.id);
+        let e = resolve_id(d.path(), &b.id[..common]).unwrap_err();
+        assert!(e.to_string().contains("ambiguous"), "{e}");
+        assert!(resolve_id(d.path(), "x").is_err());
+        assert!(resolve_id(d.path(), "").is_err());
         assert!(remove(d.path(), &a.id).unwrap());
         assert!(!remove(d.path(), &a.id).unwrap());
         assert_eq!(load_all(d.path()).unwrap().len(), 1);

@@ -140,3 +140,178 @@ fn held_items_stay_with_their_receipt_and_drop_removes_them() {
     w.kill().unwrap();
     w.wait().unwrap();
 }
+
+#[test]
+fn queue_add_into_a_shell_pane_is_refused_as_not_agent() {
+    let srv = TmuxServer::new(100, 30, &["sh"]);
+    let qdir = srv.dir.path().join("queue");
+    std::thread::sleep(Duration::from_millis(300));
+    let o = queue_cmd(
+        &srv,
+        &qdir,
+        &["add", "-t", "main:", "echo typed-into-a-shell"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(code(&o), 24, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no agent") && stderr(&o).contains("nothing queued"),
+        "{}",
+        stderr(&o)
+    );
+    let o = queue_cmd(&srv, &qdir, &["list"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "", "nothing queued");
+}
+
+#[test]
+fn queue_drop_takes_any_unique_prefix_of_the_id() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let qdir = srv.dir.path().join("queue");
+    let (pane, _t) = srv.fake("claude", &["--dialog", "trust"]);
+    srv.wait_state(&pane, "dialog:trust", 10.0);
+    let add = |body: &str| {
+        let o = queue_cmd(&srv, &qdir, &["add", "-t", &pane, body])
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    let (a, b) = (add("first"), add("second"));
+    let common = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    assert!(common > 0);
+    // ambiguous: a clear error, nothing dropped
+    let o = queue_cmd(&srv, &qdir, &["drop", &a[..common]])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("ambiguous") && stderr(&o).contains(&a),
+        "{}",
+        stderr(&o)
+    );
+    // unique: dropped, and named in full
+    let o = queue_cmd(&srv, &qdir, &["drop", &b[..common + 1]])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        format!("dropped {b}")
+    );
+    let o = queue_cmd(&srv, &qdir, &["list"]).output().unwrap();
+    let list = String::from_utf8_lossy(&o.stdout);
+    assert!(list.contains(&a) && !list.contains(&b), "{list}");
+    let o = queue_cmd(&srv, &qdir, &["drop", "no-such-id"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+}
+
+#[test]
+fn queue_run_once_with_nothing_to_do_says_so() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let qdir = srv.dir.path().join("queue");
+    // an empty queue: exit 0, and says so
+    let o = queue_cmd(&srv, &qdir, &["run", "--once"]).output().unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout)
+            .contains("nothing queued for server -L promptgate-test-"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // a prompt that cannot be delivered now: exit 20, naming it and why
+    let (pane, _t) = srv.fake("claude", &["--dialog", "trust"]);
+    srv.wait_state(&pane, "dialog:trust", 10.0);
+    for body in ["later", "later still"] {
+        let o = queue_cmd(&srv, &qdir, &["add", "-t", &pane, body])
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
+    let o = queue_cmd(&srv, &qdir, &["run", "--once"]).output().unwrap();
+    assert_eq!(code(&o), 20, "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("2 left that cannot be delivered now")
+            && e.contains(&format!("{pane} pending (dialog:trust)"))
+            && e.contains(&format!(
+                "{pane} pending (behind an earlier prompt for this pane)"
+            )),
+        "{e}"
+    );
+}
+
+#[test]
+fn queue_run_prints_progress_while_it_delivers() {
+    use std::io::BufRead;
+    let srv = TmuxServer::new(100, 30, &[]);
+    let qdir = srv.dir.path().join("queue");
+    let (pane, t) = srv.fake("claude", &["--busy-ms", "1500"]);
+    srv.wait_state(&pane, "ready", 15.0);
+    let o = srv.pg(&["send", "-t", &pane, "make it busy"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    for body in ["step one", "step two"] {
+        let o = queue_cmd(&srv, &qdir, &["add", "-t", &pane, body])
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+    }
+    let mut w = queue_cmd(&srv, &qdir, &["run", "--gate-timeout", "0.3"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = w.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for l in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(|l| l.ok())
+        {
+            let _ = tx.send(l);
+        }
+    });
+    let mut lines: Vec<String> = Vec::new();
+    let start = Instant::now();
+    while lines.iter().filter(|l| l.contains("\tdelivered\t")).count() < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "watcher output so far: {lines:#?}"
+        );
+        if let Ok(l) = rx.recv_timeout(Duration::from_millis(200)) {
+            lines.push(l);
+        }
+    }
+    // the watcher is still running: this output came while it worked
+    assert!(w.try_wait().unwrap().is_none());
+    w.kill().unwrap();
+    w.wait().unwrap();
+    assert!(
+        lines[0].starts_with("queue: 2 prompt(s) for 1 pane(s) on server"),
+        "{lines:#?}"
+    );
+    // a busy agent is reported when it turns busy, not every round (about five
+    // rounds of 0.3 s per prompt here): never the same line twice in a row
+    let waiting: Vec<&String> = lines.iter().filter(|l| l.contains("\twaiting\t")).collect();
+    assert!(!waiting.is_empty(), "{lines:#?}");
+    assert!(waiting.windows(2).all(|w| w[0] != w[1]), "{lines:#?}");
+    assert!(
+        waiting[0].contains("claude busy: not ready yet"),
+        "{lines:#?}"
+    );
+    let delivered: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("\tdelivered\t"))
+        .collect();
+    assert!(delivered[0].starts_with(&format!("{pane}\tdelivered\t")));
+    assert!(
+        delivered[0].ends_with("claude consumed \"step one\""),
+        "{lines:#?}"
+    );
+    assert!(
+        delivered[1].ends_with("claude consumed \"step two\""),
+        "{lines:#?}"
+    );
+    assert_eq!(prompts(&t), vec!["make it busy", "step one", "step two"]);
+}

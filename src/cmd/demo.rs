@@ -1,5 +1,10 @@
 //! `promptgate demo`: a private tmux server, a simulated agent, and the gate and
 //! one delivery, narrated. Needs only tmux: no real agent, no network.
+//!
+//! `-L NAME` / `-S PATH` choose the server (default: a new private one). On a
+//! server that already runs, the demo opens a session of its own and, unless
+//! `--keep`, closes only that session. Its sends go to a private delivery log in
+//! its temporary directory, never to the user's.
 
 use super::out;
 use crate::cli::DemoArgs;
@@ -8,14 +13,27 @@ use crate::tmux::{Process, Server, Tmux};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-pub fn run(a: DemoArgs) -> Result<i32> {
+pub fn run(server: &Server, remote: bool, a: DemoArgs) -> Result<i32> {
+    if remote {
+        return Err(Error::Usage(
+            "demo runs its simulated agent on this machine; --host is not supported".into(),
+        ));
+    }
     let exe = std::env::current_exe()?;
     let exe_s = exe.display().to_string();
-    let socket = format!("promptgate-demo-{}", std::process::id());
-    let dir = std::env::temp_dir().join(&socket);
+    let me = format!("promptgate-demo-{}", std::process::id());
+    let server = match server {
+        Server::Default => Server::Name(me.clone()),
+        s => s.clone(),
+    };
+    let tmux = Process::new(server.clone());
+    // A server that already runs is someone's: the demo adds a session and removes only that.
+    let existed = tmux.run(&["list-sessions"], None, None).is_ok();
+    let session = if existed { me.clone() } else { "demo".into() };
+    let dir = std::env::temp_dir().join(&me);
     std::fs::create_dir_all(&dir)?;
     let transcript = dir.join("transcript.jsonl");
-    let tmux = Process::new(Server::Name(socket.clone()));
+    let log = dir.join("deliveries.jsonl");
     let argv: Vec<String> = [
         &exe_s,
         "fake-agent",
@@ -33,15 +51,18 @@ pub fn run(a: DemoArgs) -> Result<i32> {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let pane = tmux.new_session("demo", 100, 30, &argv)?;
+    let pane = tmux.new_session(&session, 100, 30, &argv)?;
     let guard = Cleanup {
         tmux: tmux.clone(),
         keep: a.keep,
+        session: existed.then(|| session.clone()),
     };
+    let spec = server.spec();
     let pg = |args: &[&str]| {
         Command::new(&exe)
-            .args(["-L", &socket])
+            .args(server.args())
             .args(args)
+            .env("PROMPTGATE_LOG", &log)
             .output()
             .map_err(Error::Io)
     };
@@ -58,8 +79,9 @@ pub fn run(a: DemoArgs) -> Result<i32> {
         Ok(())
     };
     out(&format!(
-        "promptgate demo: a simulated {} agent in pane {pane} on the private server -L {socket}",
-        a.like
+        "promptgate demo: a simulated {} agent in pane {pane} on the {} server {spec}",
+        a.like,
+        if existed { "running" } else { "private" }
     ))?;
     out("It stays blank for 1.5 s, then opens a trust dialog. Watching its state:")?;
     let start = Instant::now();
@@ -87,6 +109,18 @@ pub fn run(a: DemoArgs) -> Result<i32> {
     )?;
     let mut t = tmux.clone();
     t.send_key(&pane, "Enter")?;
+    // A person sends once the dialog has gone; on a loaded machine the agent may
+    // take a moment to read the Enter, and a send that still saw the dialog
+    // would be refused.
+    let gone = Instant::now();
+    while gone.elapsed() < Duration::from_secs(10) {
+        let o = pg(&["state", "-t", &pane])?;
+        let line = String::from_utf8_lossy(&o.stdout).to_string();
+        if !line.split('\t').nth(2).unwrap_or("").starts_with("dialog") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let body = a.body.clone();
     show(
         &format!("$ promptgate send -t PANE --json {body:?}"),
@@ -122,23 +156,62 @@ pub fn run(a: DemoArgs) -> Result<i32> {
             "NOT exactly once"
         }
     ))?;
+    let logged = std::fs::read_to_string(&log)
+        .map(|t| t.lines().count())
+        .unwrap_or(0);
     if a.keep {
-        out(&format!("\nThe demo server is still running: tmux -L {socket} attach   (stop it: tmux -L {socket} kill-server)"))?;
+        let attach = format!("tmux {spec} attach -t ={session}");
+        let stop = if existed {
+            format!("tmux {spec} kill-session -t ={session}")
+        } else {
+            format!("tmux {spec} kill-server")
+        };
+        out(&format!(
+            "\nThe demo's sends ({logged} records) went to its own delivery log, {}, not to yours.",
+            log.display()
+        ))?;
+        out(&format!(
+            "The demo agent is still running in {pane}: {attach}   (stop it: {stop})"
+        ))?;
+        out(&format!(
+            "Try it by hand: promptgate {spec} send -t {pane} \"your prompt\"   (transcript: {})",
+            transcript.display()
+        ))?;
+    } else {
+        out(&format!(
+            "\nThe demo's sends ({logged} records) went to its own delivery log in {}, removed with the demo, not to yours.",
+            dir.display()
+        ))?;
     }
     drop(guard);
-    let _ = std::fs::remove_dir_all(&dir);
+    if !a.keep {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     Ok(if n == 1 { 0 } else { 1 })
 }
 
+/// Stops what the demo started: its own server, or only its session on a
+/// server that already ran (`session`).
 struct Cleanup {
     tmux: Process,
     keep: bool,
+    session: Option<String>,
 }
 
 impl Drop for Cleanup {
     fn drop(&mut self) {
-        if !self.keep {
-            let _ = self.tmux.kill_server();
+        if self.keep {
+            return;
+        }
+        match &self.session {
+            Some(s) => {
+                let _ = self
+                    .tmux
+                    .run(&["kill-session", "-t", &format!("={s}")], None, None);
+            }
+            None => {
+                let _ = self.tmux.kill_server();
+            }
         }
     }
 }

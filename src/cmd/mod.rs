@@ -5,6 +5,7 @@ mod capture;
 mod demo;
 mod detect;
 mod explain;
+pub mod live;
 mod mcp;
 mod plan;
 mod profiles;
@@ -46,7 +47,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Plan(a) => plan::run(&profiles()?, a),
         Command::Profiles(a) => profiles::run(&profiles()?, cli.profiles.as_deref(), a),
         Command::Queue(a) => queue::run(&server, &profiles()?, a),
-        Command::Demo(a) => demo::run(a),
+        Command::Demo(a) => demo::run(&server, cli.host.is_some(), a),
         Command::Status(a) => status::run(&server, &profiles()?, a),
         Command::Watch(a) => watch::run(&server, &profiles()?, a),
         Command::Mcp(a) => mcp::run(&server, profiles()?, a),
@@ -207,9 +208,14 @@ pub fn refusal(state: &State, reason: &str, timed_out: bool) -> Error {
         State::Draft => "refused: the composer holds a draft (use --replace-draft)",
         _ => "not ready",
     };
+    let hint = if c == code::TIMEOUT {
+        "; to wait longer, raise --timeout SECS"
+    } else {
+        ""
+    };
     Error::Refused(Refusal {
         code: c,
-        message: format!("{what}: {reason}"),
+        message: format!("{what}: {reason}{hint}"),
     })
 }
 

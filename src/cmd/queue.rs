@@ -1,6 +1,6 @@
 //! `promptgate queue add|list|drop|run`: the durable queue (see `crate::queue`).
 
-use super::{observe, out, read_body, target};
+use super::{observe, observe_at_launch, out, read_body, refusal, target};
 use crate::cli::{QueueAddArgs, QueueArgs, QueueCmd, QueueRunArgs, SendArgs};
 use crate::detect::State;
 use crate::error::{code, Error, Refusal, Result};
@@ -12,6 +12,7 @@ use crate::queue::{self, Item};
 use crate::tmux::{Control, Process, Server, Tmux};
 use crate::verify::Receipt;
 use clap::Parser;
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -21,6 +22,8 @@ pub fn run(server: &Server, profiles: &Profiles, a: QueueArgs) -> Result<i32> {
         QueueCmd::Add(a) => add(server, profiles, &dir, a),
         QueueCmd::List { json } => list(&dir, json),
         QueueCmd::Drop { id } => {
+            // any unique prefix of the id will do
+            let id = queue::resolve_id(&dir, &id)?;
             if queue::remove(&dir, &id)? {
                 out(&format!("dropped {id}"))?;
                 Ok(0)
@@ -38,7 +41,27 @@ fn add(server: &Server, profiles: &Profiles, dir: &Path, a: QueueAddArgs) -> Res
     if let Some(n) = &a.agent {
         profiles.get(n)?;
     }
-    let pane = Process::new(server.clone()).resolve(&target(&a.target)?)?;
+    let mut tmux = Process::new(server.clone());
+    let pane = tmux.resolve(&target(&a.target)?)?;
+    // A prompt queued for a shell would be typed into it: no agent, nothing queued.
+    if a.agent.is_none() {
+        let read_at = crate::tmux::now_ms();
+        let screen = tmux.read(&pane)?;
+        let (o, _) = observe_at_launch(&mut tmux, profiles, None, &pane, screen, read_at)?;
+        if o.identity.agent.is_none() {
+            let state = if o.screen.dead {
+                State::Exited
+            } else {
+                State::NotAgent
+            };
+            let reason = format!(
+                "{} ({}); nothing queued",
+                o.verdict.state,
+                o.verdict.reason()
+            );
+            return Err(refusal(&state, &reason, false));
+        }
+    }
     let item = Item {
         id: queue::new_id(),
         server: server.spec(),
@@ -61,20 +84,14 @@ fn list(dir: &Path, json: bool) -> Result<i32> {
         if json {
             out(&serde_json::to_string(&i).unwrap_or_default())?;
         } else {
-            let preview: String = i
-                .body
-                .chars()
-                .take(40)
-                .map(|c| if c == '\n' { '⏎' } else { c })
-                .collect();
             out(&format!(
-                "{}\t{}\t{}\t{}\t{}\t{:?}",
+                "{}\t{}\t{}\t{}\t{}\t{}",
                 i.id,
                 i.server,
                 i.pane,
                 i.phase,
                 i.last_receipt.as_deref().unwrap_or("-"),
-                preview
+                preview(&i.body)
             ))?;
         }
     }
@@ -106,7 +123,57 @@ fn send_args(item: &Item, r: &QueueRunArgs) -> SendArgs {
     SendOnly::parse_from(argv).a
 }
 
-/// The watcher: deliver each pane's queue in order whenever that pane is ready.
+/// What one step did to one item, as a progress line for `queue run`.
+struct Event {
+    pane: String,
+    id: String,
+    /// Lines with the same key for the same item are printed once (a pane that
+    /// stays busy is reported when it turns busy, not every round).
+    key: String,
+    what: &'static str,
+    detail: String,
+    /// In a word or two, why the item is still queued (for the summary of --once).
+    short: String,
+    /// Not worth a line (a pane that is ready but not yet still): only the summary.
+    quiet: bool,
+}
+
+impl Event {
+    fn new(item: &Item, what: &'static str, key: String, detail: String) -> Event {
+        Event {
+            pane: item.pane.clone(),
+            id: item.id.clone(),
+            short: what.to_string(),
+            quiet: false,
+            key,
+            what,
+            detail,
+        }
+    }
+
+    fn short(mut self, s: impl Into<String>) -> Event {
+        self.short = s.into();
+        self
+    }
+
+    fn line(&self) -> String {
+        format!("{}\t{}\t{}\t{}", self.pane, self.what, self.id, self.detail)
+    }
+}
+
+/// The first 40 characters of a body, on one line, quoted.
+fn preview(body: &str) -> String {
+    let p: String = body
+        .chars()
+        .take(40)
+        .map(|c| if c == '\n' { '⏎' } else { c })
+        .collect();
+    format!("{p:?}")
+}
+
+/// The watcher: deliver each pane's queue in order whenever that pane is ready,
+/// printing a line for each delivery, each change of why a prompt waits, and each
+/// prompt held for a person.
 fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> Result<i32> {
     std::fs::create_dir_all(dir)?;
     // One watcher per server and queue directory.
@@ -123,11 +190,41 @@ fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> R
     })?;
     let spec = server.spec();
     let start = Instant::now();
-    loop {
-        let items: Vec<Item> = queue::load_all(dir)?
+    let mine = || -> Result<Vec<Item>> {
+        Ok(queue::load_all(dir)?
             .into_iter()
             .filter(|i| i.server == spec)
-            .collect();
+            .collect())
+    };
+    let mut told: HashMap<String, String> = HashMap::new();
+    let mut why: HashMap<String, String> = HashMap::new();
+    let mut delivered = 0usize;
+    let mut first = true;
+    loop {
+        let items = mine()?;
+        if first {
+            first = false;
+            let mut panes: Vec<&str> = items.iter().map(|i| i.pane.as_str()).collect();
+            panes.sort();
+            panes.dedup();
+            let then = if r.once {
+                ""
+            } else {
+                "; watching (Ctrl-C stops)"
+            };
+            if items.is_empty() {
+                out(&format!("queue: nothing queued for server {spec}{then}"))?;
+                if r.once {
+                    return Ok(0);
+                }
+            } else {
+                out(&format!(
+                    "queue: {} prompt(s) for {} pane(s) on server {spec}{then}",
+                    items.len(),
+                    panes.len()
+                ))?;
+            }
+        }
         let mut heads: Vec<Item> = Vec::new();
         for i in items {
             if !heads.iter().any(|h| h.pane == i.pane) {
@@ -136,23 +233,36 @@ fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> R
         }
         let live: Vec<&Item> = heads.iter().filter(|i| i.phase != "held").collect();
         if live.is_empty() && r.once {
-            return Ok(0);
+            return once_done(&mine()?, &why, delivered, &spec);
         }
-        let progress: usize = std::thread::scope(|s| {
+        let steps: Vec<(bool, Option<Event>)> = std::thread::scope(|s| {
             let hs: Vec<_> = live
                 .iter()
                 .map(|i| s.spawn(|| step(server, profiles, dir, i, &r)))
                 .collect();
             hs.into_iter()
-                .map(|h| h.join().unwrap_or(false) as usize)
-                .sum()
+                .map(|h| h.join().unwrap_or((false, None)))
+                .collect()
         });
+        let mut progress = 0usize;
+        for (moved, ev) in steps {
+            progress += moved as usize;
+            let Some(ev) = ev else { continue };
+            if ev.what == "delivered" {
+                delivered += 1;
+            }
+            why.insert(ev.id.clone(), ev.short.clone());
+            if !ev.quiet && told.get(&ev.id) != Some(&ev.key) {
+                out(&ev.line())?;
+                told.insert(ev.id.clone(), ev.key);
+            }
+        }
         if r.once
             && progress == 0
             && r.max_secs
                 .is_none_or(|m| start.elapsed() >= Duration::from_secs_f64(m))
         {
-            return Ok(if live.is_empty() { 0 } else { code::TIMEOUT });
+            return once_done(&mine()?, &why, delivered, &spec);
         }
         if r.max_secs
             .is_some_and(|m| start.elapsed() >= Duration::from_secs_f64(m))
@@ -165,13 +275,76 @@ fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> R
     }
 }
 
-/// One step for the head item of one pane; true when it made progress.
-fn step(server: &Server, profiles: &Profiles, dir: &Path, item: &Item, r: &QueueRunArgs) -> bool {
+/// The end of `queue run --once`: exit 0 when nothing is left queued for the
+/// server, 20 (with the prompts that are left, and why) when some are: waiting
+/// for a pane that is not ready, or held for a person.
+fn once_done(
+    left: &[Item],
+    why: &HashMap<String, String>,
+    delivered: usize,
+    spec: &str,
+) -> Result<i32> {
+    if left.is_empty() {
+        out(&format!(
+            "queue: done, {delivered} delivered, nothing left for server {spec}"
+        ))?;
+        return Ok(0);
+    }
+    let each: Vec<String> = left
+        .iter()
+        .enumerate()
+        .map(|(n, i)| {
+            let behind = left[..n].iter().any(|e| e.pane == i.pane);
+            let last = why
+                .get(&i.id)
+                .cloned()
+                .or_else(|| i.last_receipt.clone())
+                .filter(|_| !behind)
+                .unwrap_or_else(|| "behind an earlier prompt for this pane".into());
+            format!("{} {} ({last})", i.pane, i.phase)
+        })
+        .collect();
+    eprintln!(
+        "promptgate: queue: {delivered} delivered, {} left that cannot be delivered now: {}; run again later (queue list shows them, queue drop ID removes one)",
+        left.len(),
+        each.join(", ")
+    );
+    Ok(code::TIMEOUT)
+}
+
+/// One step for the head item of one pane: whether it made progress, and what to report.
+fn step(
+    server: &Server,
+    profiles: &Profiles,
+    dir: &Path,
+    item: &Item,
+    r: &QueueRunArgs,
+) -> (bool, Option<Event>) {
     match item.phase.as_str() {
-        "typing" | "submitting" => recover(server, profiles, dir, item, r).unwrap_or_else(|e| {
-            eprintln!("promptgate: queue {}: {e}", item.id);
-            false
-        }),
+        "typing" | "submitting" => match recover(server, profiles, dir, item, r) {
+            Ok(true) => (
+                true,
+                Some(Event::new(
+                    item,
+                    "resumed",
+                    format!("resumed-{}", item.phase),
+                    format!(
+                        "an earlier watcher stopped while {}; picked up from what the pane shows",
+                        item.phase
+                    ),
+                )),
+            ),
+            Ok(false) => (false, None),
+            Err(e) => (
+                false,
+                Some(Event::new(
+                    item,
+                    "error",
+                    format!("error-{}", e.exit_code()),
+                    e.to_string(),
+                )),
+            ),
+        },
         _ => deliver(server, profiles, dir, item, r),
     }
 }
@@ -194,7 +367,7 @@ fn deliver(
     dir: &Path,
     item: &Item,
     r: &QueueRunArgs,
-) -> bool {
+) -> (bool, Option<Event>) {
     // a Ctrl-C while this item is typed takes effect once it is journalled
     let _done = crate::interrupt::Finished;
     let a = send_args(item, r);
@@ -224,22 +397,71 @@ fn deliver(
             .as_ref()
             .and_then(|r| r["evidence"]["rule"].as_str().map(str::to_string))
     });
+    let agent = o
+        .rec
+        .as_ref()
+        .and_then(|r| r["agent"].as_str().map(str::to_string))
+        .unwrap_or_else(|| "-".into());
     if o.code == 0 {
-        return queue::remove(dir, &item.id).is_ok();
+        let done = queue::remove(dir, &item.id).is_ok();
+        let ev = Event::new(
+            item,
+            "delivered",
+            "delivered".into(),
+            format!("{agent} consumed {}", preview(&item.body)),
+        );
+        return (done, Some(ev));
     }
+    let state = o
+        .rec
+        .as_ref()
+        .and_then(|r| r["gate"]["state"].as_str().map(str::to_string));
     // Where did it stop? The phase on disk says whether anything was typed.
     let on_disk = queue::load_all(dir)
         .ok()
         .and_then(|v| v.into_iter().find(|i| i.id == item.id));
     let phase = on_disk.map(|i| i.phase).unwrap_or_else(|| "pending".into());
-    match (phase.as_str(), receipt.as_str()) {
-        ("pending", _) => save_phase(dir, &attempt, "pending", Some(&receipt), reason),
+    let why = reason.clone().unwrap_or_default();
+    let ev = match (phase.as_str(), receipt.as_str()) {
+        ("pending", _) => {
+            let timed_out = o.code == code::TIMEOUT;
+            let detail = match &state {
+                // the gate waited its --gate-timeout: only "not yet"
+                Some(st) if timed_out => format!("{agent} {st}: not ready yet; trying again"),
+                _ => format!("{why}; trying again"),
+            };
+            let key = format!("waiting-{}-{}", o.code, state.as_deref().unwrap_or(""));
+            save_phase(dir, &attempt, "pending", Some(&receipt), reason);
+            // ready, but not yet still for the gate's window: a moment, not news
+            let quiet = timed_out && state.as_deref() == Some("ready");
+            let short = state.unwrap_or_else(|| format!("exit {}", o.code));
+            let mut ev = Event::new(item, "waiting", key, detail).short(short);
+            ev.quiet = quiet;
+            ev
+        }
         // typed but the write failed: recovery looks at the composer next round
-        (p, "failed") => save_phase(dir, &attempt, p, Some(&receipt), reason),
+        (p, "failed") => {
+            save_phase(dir, &attempt, p, Some(&receipt), reason);
+            Event::new(
+                item,
+                "retrying",
+                "retrying".into(),
+                format!("{why}; looking at the composer next round"),
+            )
+        }
         // after the submit key: stranded, refused, unknown, queued -> held for a person
-        _ => save_phase(dir, &attempt, "held", Some(&receipt), reason),
-    }
-    false
+        _ => {
+            save_phase(dir, &attempt, "held", Some(&receipt), reason);
+            Event::new(
+                item,
+                "held",
+                "held".into(),
+                format!("{agent} {receipt} ({why}); kept for a person: queue list, queue drop ID"),
+            )
+            .short(format!("receipt {receipt}"))
+        }
+    };
+    (false, Some(ev))
 }
 
 /// Resume an item the last watcher left mid-way, by what the pane shows.
@@ -306,6 +528,7 @@ fn recover(
                 &before,
                 Duration::from_secs_f64(r.verify_timeout),
                 &clock,
+                None,
             )?;
             if j.receipt == Receipt::Consumed {
                 queue::remove(dir, &item.id)?;

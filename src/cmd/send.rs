@@ -31,6 +31,8 @@ pub fn run(server: &Server, profiles: &Profiles, a: SendArgs) -> Result<i32> {
             Some(t) => t.clone(),
             None => target(&None)?,
         };
+        // one target: a person at a terminal sees a live status line while it waits
+        let shared = shared.with_live(!a.json);
         let o = deliver_to(server, profiles, &a, &t, &raw, &shared, None);
         if let Some(rec) = &o.rec {
             finish(rec, a.json)?;
@@ -153,6 +155,8 @@ pub struct Shared {
     last_submit: std::sync::Mutex<Option<std::time::Instant>>,
     stagger: Duration,
     conn: Option<crate::tmux::SharedControl>,
+    /// Draw the live status line while the gate waits (one target, not --json).
+    live: bool,
 }
 
 impl Shared {
@@ -161,7 +165,15 @@ impl Shared {
             last_submit: std::sync::Mutex::new(None),
             stagger,
             conn: None,
+            live: false,
         }
+    }
+
+    /// Draw a live status line on stderr while the gate waits, when `on` and
+    /// stderr is a terminal.
+    pub fn with_live(mut self, on: bool) -> Shared {
+        self.live = on;
+        self
     }
 
     /// Poll every target through one connection (attached now, through `pane`).
@@ -226,6 +238,7 @@ pub fn deliver_to(
         Ok(v) => v,
         Err(e) => return Outcome::failed(target, e),
     };
+    let mut live = super::live::Live::new(shared.live);
     let prep = (|| {
         let server_key = tmux.server_key()?;
         // a pane launched a moment ago may not show its agent yet
@@ -249,8 +262,16 @@ pub fn deliver_to(
             profiles.get(&agent)?.capability(),
             first.screen.bracketed_paste,
         )?;
-        let lock = PaneLock::acquire(&server_key, &pane, secs(a.lock_timeout))?;
         let pane_pid = first.screen.pid;
+        live.begin(&pane, &agent, secs(a.lock_timeout));
+        let lock = PaneLock::acquire_with(&server_key, &pane, secs(a.lock_timeout), &mut || {
+            live.tick_with(|| {
+                let why = "waiting for another sender to this pane to finish";
+                ("locked".into(), why.into())
+            })
+        });
+        live.clear();
+        let lock = lock?;
         // the read that identified the agent is the gate's first poll, unless
         // another sender held the pane since it began (it may show that one's body)
         let first = (lock.waited_ms == 0 && lock.last_held_ms < read_at).then_some(first.screen);
@@ -280,7 +301,15 @@ pub fn deliver_to(
         let gate = match if force {
             forced_gate(&mut tmux, profile, &pane)
         } else {
-            run_gate(&mut tmux, profiles, profile, a, &pane, first.take())
+            run_gate(
+                &mut tmux,
+                profiles,
+                profile,
+                a,
+                &pane,
+                first.take(),
+                &mut live,
+            )
         } {
             Ok(g) => g,
             Err(e) => return Outcome::failed(&pane, e),
@@ -311,7 +340,7 @@ pub fn deliver_to(
             shared,
             hook,
         };
-        match job.run(&mut tmux, &clock) {
+        match job.run(&mut tmux, &clock, &mut live) {
             Ok(Step::Regate(why)) if regates.len() < MAX_REGATES => regates.push(why),
             Ok(Step::Regate(why)) => {
                 untyped = true;
@@ -481,6 +510,7 @@ fn run_gate(
     a: &SendArgs,
     pane: &str,
     mut first: Option<Screen>,
+    live: &mut super::live::Live,
 ) -> Result<GateResult> {
     let mut opts = super::wait::opts(&a.gate);
     if a.when_ready {
@@ -490,13 +520,14 @@ fn run_gate(
     let mut cancelled = false;
     let mut cleared = false;
     loop {
-        let (_, g) = super::wait::gate_from(
+        let (_, g) = super::wait::gate_live(
             tmux,
             profiles,
             Some(profile.name()),
             pane,
             &opts,
             first.take(),
+            Some(live),
         )?;
         if g.state == State::InMode && a.cancel_mode && !cancelled {
             tmux.cancel_mode(pane)?;
@@ -548,7 +579,12 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
-    fn run(&self, tmux: &mut Control, clock: &dyn Clock) -> Result<Step> {
+    fn run(
+        &self,
+        tmux: &mut Control,
+        clock: &dyn Clock,
+        live: &mut super::live::Live,
+    ) -> Result<Step> {
         let Job {
             profile,
             pane,
@@ -670,7 +706,8 @@ impl Job<'_> {
             };
             return Ok(Step::Done(Box::new((typed, j, 0, 0))));
         }
-        let (j, resubmits, ms) = verify_loop(
+        live.begin(pane, profile.name(), secs(a.verify_timeout));
+        let verified = verify_loop(
             tmux,
             profile,
             pane,
@@ -678,12 +715,17 @@ impl Job<'_> {
             &before,
             secs(a.verify_timeout),
             clock,
-        )?;
+            Some(live),
+        );
+        live.clear();
+        let (j, resubmits, ms) = verified?;
         Ok(Step::Done(Box::new((typed, j, resubmits, ms))))
     }
 }
 
 /// Watch until consumed or refused; press submit again (bounded) while stranded.
+/// `live`, begun by the caller, is redrawn on each look.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn verify_loop(
     tmux: &mut Control,
     profile: &Profile,
@@ -692,6 +734,7 @@ pub(crate) fn verify_loop(
     before: &Screen,
     timeout: Duration,
     clock: &dyn Clock,
+    mut live: Option<&mut super::live::Live>,
 ) -> Result<(Judgement, u32, u64)> {
     let start = clock.now();
     let mut resubmits = 0u32;
@@ -710,6 +753,12 @@ pub(crate) fn verify_loop(
             }
         };
         let j = judge(profile, &pl.body, before, &s);
+        if let Some(l) = live.as_deref_mut() {
+            l.tick_with(|| {
+                let why = "submitted; waiting for proof that the agent took the prompt";
+                (j.verdict.state.to_string(), why.into())
+            });
+        }
         let now = clock.now();
         match j.receipt {
             Receipt::Consumed | Receipt::Refused => {

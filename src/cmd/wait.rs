@@ -1,6 +1,8 @@
-use super::{out, refusal, secs, target};
+use super::live::Live;
+use super::{out, secs, target};
 use crate::cli::{GateFlags, WaitArgs};
-use crate::error::Result;
+use crate::detect::{detect, State};
+use crate::error::{code, Error, Refusal, Result};
 use crate::gate::{wait, GateOpts, GateResult, SystemClock};
 use crate::profile::Profiles;
 use crate::tmux::{Control, Process, Server, Tmux};
@@ -18,25 +20,17 @@ pub fn opts(g: &GateFlags) -> GateOpts {
     }
 }
 
-/// Identify the agent on the first read, then run the gate with its profile.
-pub fn gate(
-    tmux: &mut dyn Tmux,
-    profiles: &Profiles,
-    agent: Option<&str>,
-    pane: &str,
-    opts: &GateOpts,
-) -> Result<(Option<String>, GateResult)> {
-    gate_from(tmux, profiles, agent, pane, opts, None)
-}
-
-/// [`gate`], with `screen` (a read taken just now) as its first poll.
-pub fn gate_from(
+/// Identify the agent on the first read (`screen`, a read taken just now, or a
+/// new one), then run the gate with its profile, drawing the live status line
+/// `live` while it waits (erased at the end).
+pub fn gate_live(
     tmux: &mut dyn Tmux,
     profiles: &Profiles,
     agent: Option<&str>,
     pane: &str,
     opts: &GateOpts,
     screen: Option<crate::screen::Screen>,
+    mut live: Option<&mut Live>,
 ) -> Result<(Option<String>, GateResult)> {
     let first = match screen {
         Some(s) => super::observe_screen(profiles, agent, pane, s)?,
@@ -64,20 +58,46 @@ pub fn gate_from(
         opts.process_age = first.screen.pid.and_then(crate::identify::foreground_age);
     }
     let opts = &opts;
+    if let Some(l) = live.as_deref_mut() {
+        l.begin(pane, &name, opts.timeout);
+    }
     let mut pending = Some(first.screen);
-    let mut read = || match pending.take() {
-        Some(s) => Ok(s),
-        None => tmux.read(pane),
+    let mut read = || {
+        let s = match pending.take() {
+            Some(s) => s,
+            None => tmux.read(pane)?,
+        };
+        if let Some(l) = live.as_deref_mut() {
+            l.tick(|| detect(profile, &s).state);
+        }
+        Ok(s)
     };
-    let r = wait(profile, opts, &clock, &mut read)?;
-    Ok((Some(name), r))
+    let r = wait(profile, opts, &clock, &mut read);
+    if let Some(l) = live {
+        l.clear();
+    }
+    Ok((Some(name), r?))
 }
 
+/// `wait`: the gate alone. It waits through `busy` (always: a command named
+/// `wait` waits), through a start-up, and through a dialog only with
+/// `--wait-dialog`; without it a dialog ends the wait at once (exit 21), since
+/// only a person should answer one.
 pub fn run(server: &Server, profiles: &Profiles, a: WaitArgs) -> Result<i32> {
     let pane = Process::new(server.clone()).resolve(&target(&a.t.target)?)?;
     let mut tmux = Control::new(server.clone(), &pane);
-    let o = opts(&a.gate);
-    let (agent, r) = gate(&mut tmux, profiles, a.t.agent.as_deref(), &pane, &o)?;
+    let mut o = opts(&a.gate);
+    o.wait_busy = true;
+    let mut live = Live::new(!a.json);
+    let (agent, r) = gate_live(
+        &mut tmux,
+        profiles,
+        a.t.agent.as_deref(),
+        &pane,
+        &o,
+        None,
+        Some(&mut live),
+    )?;
     if a.json {
         let mut v = serde_json::to_value(&r).unwrap_or_default();
         v["pane"] = pane.clone().into();
@@ -97,9 +117,48 @@ pub fn run(server: &Server, profiles: &Profiles, a: WaitArgs) -> Result<i32> {
     if r.ready {
         return Ok(0);
     }
-    let e = refusal(&r.state, &r.reason, r.timed_out);
+    let e = not_ready(&r.state, &r.reason, r.timed_out);
     if a.json {
         return Ok(e.exit_code());
     }
     Err(e)
+}
+
+/// Why `wait` ended without `ready`, with the same exit codes as `send`'s
+/// refusals, in words that fit a command that never types.
+pub fn not_ready(state: &State, reason: &str, timed_out: bool) -> Error {
+    let (c, what) = match state {
+        _ if timed_out => (
+            code::TIMEOUT,
+            format!("not ready: {reason}; to wait longer, raise --timeout SECS"),
+        ),
+        State::Dialog(_) => (
+            code::REFUSED_DIALOG,
+            format!(
+                "not ready: a dialog is open: {reason}; wait stops at a dialog (a person must answer it; --wait-dialog waits until one does)"
+            ),
+        ),
+        State::InMode => (
+            code::REFUSED_MODE,
+            format!("not ready: the pane is in copy/view mode: {reason}"),
+        ),
+        State::NotAgent => (
+            code::REFUSED_NOT_AGENT,
+            format!("not ready: no agent runs in this pane (use --agent NAME if one does): {reason}"),
+        ),
+        State::Exited => (
+            code::REFUSED_EXITED,
+            format!("not ready: the agent has exited: {reason}"),
+        ),
+        State::Draft => (
+            code::REFUSED_DRAFT,
+            format!("not ready: the composer holds a draft: {reason}"),
+        ),
+        State::Busy => (code::REFUSED_BUSY, format!("not ready: the agent is busy: {reason}")),
+        _ => (code::TIMEOUT, format!("not ready: {reason}")),
+    };
+    Error::Refused(Refusal {
+        code: c,
+        message: what,
+    })
 }
