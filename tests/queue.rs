@@ -123,6 +123,8 @@ fn held_items_stay_with_their_receipt_and_drop_removes_them() {
     assert!(records(&transcript, "dialog-input").is_empty());
     // a person closes the dialog; the next run delivers
     srv.tmux(&["send-keys", "-t", &pane, "Enter"]);
+    // (--once looks once: the agent must have drawn its composer by then)
+    srv.wait_state(&pane, "ready", 10.0);
     let o = queue_cmd(&srv, &qdir, &["run", "--once"]).output().unwrap();
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(prompts(&transcript), vec!["wait for the dialog"]);
