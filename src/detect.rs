@@ -219,19 +219,39 @@ fn classify(cx: &mut Ctx) -> Out {
 
     let composer = find_composer(cx);
 
-    // Dialogs (and start-up notices) replace the composer: a marker above a real
-    // composer is transcript. On a main-screen app an old dialog scrolls up and
-    // stays visible, so the lowest hit is the live one; a specific kind beats `other`.
-    let region = composer.as_ref().map(|c| (c.row, s.height));
-    let mut dialog: Option<(bool, usize, State, Evidence)> = None;
+    // Dialogs (and start-up notices) replace the composer, so they count only where
+    // the agent draws one: never inside a real composer (that is text the user
+    // typed, say a prompt about a dialog) and never above it (the transcript,
+    // which echoes such prompts); only under its block, or anywhere when there is
+    // no composer. On a main-screen app an old dialog scrolls up and stays
+    // visible, so the lowest hit is the live one. The dialog's own question
+    // decides its kind: a specific kind beats a `generic` menu row (`❯ 1. Yes`,
+    // which any dialog can show), and that beats `other`.
+    let region = composer.as_ref().map(|c| (c.last_row + 1, s.height));
+    if let Some(c) = &composer {
+        cx.check(
+            "dialog.outside-composer",
+            true,
+            format!(
+                "composer rows {}..={}: dialog markers count only under row {}",
+                c.row, c.last_row, c.last_row
+            ),
+        );
+    }
+    let mut dialog: Option<((u8, usize), State, Evidence)> = None;
     for m in &cx.p.dialog {
         let hit = find_marker_in(m, s, region, true);
         cx.check(&m.def.id, hit.is_some(), describe(&hit));
         if let Some(ev) = hit {
             let kind = m.def.kind.clone().unwrap_or_else(|| "other".into());
-            let rank = (kind != "other", ev.row.unwrap_or(0));
-            if dialog.as_ref().is_none_or(|d| rank > (d.0, d.1)) {
-                dialog = Some((rank.0, rank.1, State::Dialog(kind), ev));
+            let tier = match (kind.as_str(), m.def.generic) {
+                ("other", _) => 0,
+                (_, true) => 1,
+                _ => 2,
+            };
+            let rank = (tier, ev.row.unwrap_or(0));
+            if dialog.as_ref().is_none_or(|d| rank > d.0) {
+                dialog = Some((rank, State::Dialog(kind), ev));
             }
         }
     }
@@ -239,12 +259,12 @@ fn classify(cx: &mut Ctx) -> Out {
         let hit = find_marker_in(m, s, region, true);
         cx.check(&m.def.id, hit.is_some(), describe(&hit));
         if let Some(ev) = hit {
-            if dialog.as_ref().is_none_or(|d| ev.row.unwrap_or(0) > d.1) {
+            if dialog.as_ref().is_none_or(|d| ev.row.unwrap_or(0) > d.0 .1) {
                 return (State::Starting, ev, None);
             }
         }
     }
-    if let Some((_, _, state, ev)) = dialog {
+    if let Some((_, state, ev)) = dialog {
         return (state, ev, composer);
     }
 
@@ -504,4 +524,150 @@ fn find_marker_in(
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::Profiles;
+
+    /// The prompts that quote a dialog (issue 15 item 7), one per dialog phrase.
+    pub(crate) const QUOTES: &[&str] = &[
+        "Do you want to create a test for this?",
+        "Press Enter to continue when done",
+        "Yes, I trust this folder",
+        "Is this a project you created or one you trust?",
+        "pick one:\n❯ 1. Yes",
+        "Allow once",
+        "Do you want to proceed? ❯ 1. Yes",
+        "Would you like to run the following command? Allow command? Trust this folder?",
+        "Do you trust the files in this folder? Enter Gemini API Key",
+    ];
+
+    fn fixture(name: &str) -> Screen {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        Screen::load(&root.join(format!("{name}.txt")), None).unwrap()
+    }
+
+    /// (fixture of a ready composer, prompt prefix, continuation prefix) per agent.
+    fn ready(agent: &str) -> (Screen, &'static str, &'static str) {
+        match agent {
+            "claude" => (fixture("claude/05-idle-after-onboarding"), "❯\u{a0}", "  "),
+            "codex" => (fixture("codex/06-idle-composer"), "› ", "  "),
+            _ => (fixture("gemini/06-ready-idle"), " > ", "   "),
+        }
+    }
+
+    /// `text` typed into the ready composer of a real capture: its first line on
+    /// the prompt row, further lines as continuation rows (the screen scrolls up).
+    fn typed(agent: &str, text: &str) -> Screen {
+        let p = Profiles::builtin();
+        let (mut s, first, cont) = ready(agent);
+        let mut y = detect(p.get(agent).unwrap(), &s).composer.unwrap().row;
+        let lines: Vec<&str> = text.split('\n').collect();
+        s.rows[y] = format!("{first}{}", lines[0]);
+        for (i, l) in lines[1..].iter().enumerate() {
+            s.rows.remove(0);
+            y -= 1;
+            s.rows.insert(y + 1 + i, format!("{cont}{l}"));
+        }
+        y += lines.len() - 1;
+        let last = lines.last().unwrap();
+        let pre = if lines.len() == 1 { first } else { cont };
+        s.cursor = Some((text::width(pre) + text::width(last), y));
+        s
+    }
+
+    /// `text` echoed in the transcript of a real capture, above its empty composer.
+    fn echoed(agent: &str, text: &str) -> Screen {
+        let p = Profiles::builtin();
+        let prof = p.get(agent).unwrap();
+        let (mut s, _, cont) = ready(agent);
+        let c = detect(prof, &s).composer.unwrap().row;
+        let is_rule =
+            |s: &Screen, y: usize| prof.rule.as_ref().is_some_and(|r| r.is_match(s.row(y)));
+        let limit = (0..c).rev().find(|&y| is_rule(&s, y)).unwrap_or(c - 1);
+        let lines: Vec<&str> = text.split('\n').collect();
+        let n = lines.len();
+        let end = (n..limit)
+            .rev()
+            .find(|&e| (e + 1 - n..=e).all(|y| s.row(y).trim().is_empty()))
+            .expect("room for the echo");
+        let echo_first = match agent {
+            "claude" => "❯ ",
+            "codex" => "› ",
+            _ => " > ",
+        };
+        for (i, l) in lines.iter().enumerate() {
+            let pre = if i == 0 { echo_first } else { cont };
+            s.rows[end + 1 - n + i] = format!("{pre}{l}");
+        }
+        s
+    }
+
+    #[test]
+    fn a_prompt_that_quotes_a_dialog_is_a_draft_on_every_agent() {
+        let p = Profiles::builtin();
+        for agent in ["claude", "codex", "gemini"] {
+            for q in QUOTES {
+                let v = detect(p.get(agent).unwrap(), &typed(agent, q));
+                assert_eq!(v.state, State::Draft, "{agent} typed {q:?}: {}", v.reason());
+                assert_eq!(v.composer.unwrap().text, *q, "{agent}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_transcript_that_quotes_a_dialog_is_not_a_dialog() {
+        let p = Profiles::builtin();
+        for agent in ["claude", "codex", "gemini"] {
+            for q in QUOTES {
+                let v = detect(p.get(agent).unwrap(), &echoed(agent, q));
+                assert_eq!(v.state, State::Ready, "{agent} echo {q:?}: {}", v.reason());
+            }
+        }
+    }
+
+    #[test]
+    fn real_dialogs_stay_dialogs() {
+        let p = Profiles::builtin();
+        for (f, agent, want) in [
+            ("claude/04-trust-dialog", "claude", "dialog:trust"),
+            ("claude/07-apikey-dialog", "claude", "dialog:api-key"),
+            (
+                "claude/71-fresh-security-80x24",
+                "claude",
+                "dialog:onboarding",
+            ),
+            ("codex/05-trust-folder", "codex", "dialog:trust"),
+            ("gemini/01-fresh-trust-dialog", "gemini", "dialog:trust"),
+        ] {
+            let v = detect(p.get(agent).unwrap(), &fixture(f));
+            assert_eq!(v.state.to_string(), want, "{f}: {}", v.reason());
+        }
+    }
+
+    #[test]
+    fn a_generic_menu_row_never_overrides_the_dialogs_question() {
+        // The API-key dialog with its first choice selected: `❯ 1. Yes` is lower on
+        // screen than the question, but the question names the kind.
+        let p = Profiles::builtin();
+        let mut s = fixture("claude/07-apikey-dialog");
+        for r in s.rows.iter_mut() {
+            if r.trim() == "1. Yes" {
+                *r = "  ❯ 1. Yes".into();
+            } else if r.contains("❯ 2. No") {
+                *r = r.replace('❯', " ");
+            }
+        }
+        let v = detect(p.get("claude").unwrap(), &s);
+        assert_eq!(v.state.to_string(), "dialog:api-key", "{}", v.reason());
+        // With no question on screen, the menu row still says permission.
+        let mut s = fixture("claude/07-apikey-dialog");
+        s.rows
+            .retain(|r| !r.contains("API key") && !r.contains("Enter to confirm"));
+        s.rows.push("  ❯ 1. Yes".into());
+        let v = detect(p.get("claude").unwrap(), &s);
+        assert_eq!(v.state.to_string(), "dialog:permission", "{}", v.reason());
+    }
 }
