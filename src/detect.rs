@@ -200,7 +200,27 @@ fn classify(cx: &mut Ctx) -> Out {
             None,
         );
     }
+    // A shell in the foreground means the agent is gone, unless the agent runs in
+    // that shell's foreground job (`sh -c "claude; exec sh"`, a wrapper script
+    // without `exec`, `nix develop -c`): then the agent owns the terminal.
     let shell = s.command.as_deref().filter(|c| is_shell(c));
+    let runs = shell
+        .and(s.foreground.as_deref())
+        .and_then(|job| crate::identify::agent_in(cx.p, job));
+    if let Some(pr) = runs {
+        cx.check(
+            "pane.shell-runs-agent",
+            true,
+            format!(
+                "pane_current_command={}, but pid {} ({}) of its foreground job is {}",
+                shell.unwrap_or("?"),
+                pr.pid,
+                pr.argv.join(" "),
+                cx.p.name()
+            ),
+        );
+    }
+    let shell = shell.filter(|_| runs.is_none());
     cx.check(
         "pane.shell-foreground",
         shell.is_some(),
