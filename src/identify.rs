@@ -354,6 +354,15 @@ pub fn foreground_procs(pane_pid: u32) -> Option<Vec<Proc>> {
     )
 }
 
+/// The pane's foreground job holds a program other than shells (a launcher or
+/// wrapper that stays, with what it started).
+pub fn job_beyond_shell(pane_pid: u32) -> bool {
+    foreground_procs(pane_pid).is_some_and(|job| {
+        job.iter()
+            .any(|pr| !crate::detect::is_shell(&proc_name(pr)))
+    })
+}
+
 /// Note the pane's foreground job in `s` when a shell is in the foreground (a
 /// local pane): then `detect` tells a shell that is back at its prompt from one
 /// that runs the agent. Other reads stay as cheap as they were.
