@@ -180,10 +180,15 @@ pub fn identify(
         }
     }
     // Only when something other than a shell is in the foreground: a shell that
-    // prints an agent's banner (say, `cat` of a capture) is still a shell. (An
-    // editor or a pager never gets here.) A program we know nothing of (`ssh` to
-    // where the agent runs, `docker exec`) may still be one.
-    let shell = fg.as_deref().is_some_and(crate::detect::is_shell);
+    // prints an agent's banner (say, `cat` of a capture) is still a shell, and so
+    // is one whose job runs something else (its rc file's `pyenv rehash`; a
+    // wrapped agent is found in the process tree above). An editor or a pager
+    // never gets here. A program we know nothing of (`ssh` to where the agent
+    // runs, `docker exec`) may still be one.
+    let shell = screen
+        .command
+        .as_deref()
+        .is_some_and(crate::detect::is_shell);
     if !shell {
         for p in profiles.iter() {
             for (y, row) in screen.rows.iter().enumerate() {
@@ -520,6 +525,21 @@ mod tests {
         // a program we know nothing of (ssh to where claude runs) may still be claude
         let i = identify(&p, None, &claude_box("ssh", None), &[]).unwrap();
         assert_eq!(i.agent.as_deref(), Some("claude"));
+    }
+
+    #[test]
+    fn a_shell_running_something_else_is_still_no_screen_signature() {
+        // bash's rc file runs `pyenv rehash` (a script) which runs `sleep`, under
+        // what is left of claude's screen
+        let p = Profiles::builtin();
+        let job = vec![
+            proc(10, &["bash"]),
+            proc(11, &["bash", "/root/.pyenv/libexec/pyenv-rehash"]),
+            proc(12, &["sleep", "0.1"]),
+        ];
+        let s = claude_box("bash", Some(job.clone()));
+        let i = identify(&p, None, &s, &job).unwrap();
+        assert_eq!(i.agent, None, "{i:?}");
     }
 
     #[test]
