@@ -247,20 +247,39 @@ fn classify(cx: &mut Ctx) -> Out {
     // visible, so the lowest hit is the live one. The dialog's own question
     // decides its kind: a specific kind beats a `generic` menu row (`❯ 1. Yes`,
     // which any dialog can show), and that beats `other`.
+    // With no composer on screen (a dialog replaced it, or a frame caught it being
+    // redrawn), the transcript's echo rows of submitted prompts still count as the
+    // user's text: gemini, right after a submit, drew a frame with the echo
+    // ` > Do you want to proceed? …` and no prompt row.
     let region = composer.as_ref().map(|c| (c.last_row + 1, s.height));
-    if let Some(c) = &composer {
-        cx.check(
-            "dialog.outside-composer",
-            true,
-            format!(
-                "composer rows {}..={}: dialog markers count only under row {}",
-                c.row, c.last_row, c.last_row
-            ),
-        );
-    }
+    let echoes = match &composer {
+        Some(c) => {
+            cx.check(
+                "dialog.outside-composer",
+                true,
+                format!(
+                    "composer rows {}..={}: dialog markers count only under row {}",
+                    c.row, c.last_row, c.last_row
+                ),
+            );
+            Vec::new()
+        }
+        None => {
+            let e = echo_rows(cx.p, s);
+            let n = e.iter().filter(|x| **x).count();
+            if n > 0 {
+                cx.check(
+                    "dialog.outside-echoes",
+                    true,
+                    format!("{n} transcript echo row(s) (the user's text) hold no dialog"),
+                );
+            }
+            e
+        }
+    };
     let mut dialog: Option<((u8, usize), State, Evidence)> = None;
     for m in &cx.p.dialog {
-        let hit = find_marker_in(m, s, region, true);
+        let hit = find_marker_in(m, s, region, true, &echoes);
         cx.check(&m.def.id, hit.is_some(), describe(&hit));
         if let Some(ev) = hit {
             let kind = m.def.kind.clone().unwrap_or_else(|| "other".into());
@@ -276,7 +295,7 @@ fn classify(cx: &mut Ctx) -> Out {
         }
     }
     for m in &cx.p.starting {
-        let hit = find_marker_in(m, s, region, true);
+        let hit = find_marker_in(m, s, region, true, &echoes);
         cx.check(&m.def.id, hit.is_some(), describe(&hit));
         if let Some(ev) = hit {
             if dialog.as_ref().is_none_or(|d| ev.row.unwrap_or(0) > d.0 .1) {
@@ -489,19 +508,46 @@ fn find_marker(m: &Marker, s: &Screen, composer: Option<&Composer>) -> Option<Ev
             }
             return ranges
                 .into_iter()
-                .find_map(|r| find_marker_in(m, s, Some(r), false));
+                .find_map(|r| find_marker_in(m, s, Some(r), false, &[]));
         }
         _ => None,
     };
-    find_marker_in(m, s, region, false)
+    find_marker_in(m, s, region, false, &[])
 }
 
-/// Search a marker in rows `[from, to)` (or all rows), honouring `on`, `row` and `cursor_row`.
+/// Rows of transcript echoes: a row the profile's `echo` regex matches, and the
+/// continuation rows right under it (`true` at each such row index).
+fn echo_rows(p: &Profile, s: &Screen) -> Vec<bool> {
+    let mut out = vec![false; s.rows.len()];
+    let mut y = 0;
+    while y < s.rows.len() {
+        if p.echo.iter().any(|re| re.is_match(s.row(y))) {
+            out[y] = true;
+            y += 1;
+            while y < s.rows.len()
+                && !s.row(y).trim().is_empty()
+                && p.continuation
+                    .as_ref()
+                    .is_some_and(|re| re.is_match(s.row(y)))
+            {
+                out[y] = true;
+                y += 1;
+            }
+        } else {
+            y += 1;
+        }
+    }
+    out
+}
+
+/// Search a marker in rows `[from, to)` (or all rows), honouring `on`, `row` and
+/// `cursor_row`, and passing over the rows `skip` marks.
 fn find_marker_in(
     m: &Marker,
     s: &Screen,
     region: Option<(usize, usize)>,
     lowest: bool,
+    skip: &[bool],
 ) -> Option<Evidence> {
     let d = &m.def;
     if d.on.as_deref() == Some("title") {
@@ -530,7 +576,10 @@ fn find_marker_in(
         Box::new(from..to)
     };
     for y in rows {
-        if fixed.is_some_and(|f| f != y) || (d.cursor_row && cursor_row != Some(y)) {
+        if fixed.is_some_and(|f| f != y)
+            || (d.cursor_row && cursor_row != Some(y))
+            || skip.get(y).copied().unwrap_or(false)
+        {
             continue;
         }
         let row = s.row(y);
@@ -644,6 +693,28 @@ mod tests {
             for q in QUOTES {
                 let v = detect(p.get(agent).unwrap(), &echoed(agent, q));
                 assert_eq!(v.state, State::Ready, "{agent} echo {q:?}: {}", v.reason());
+            }
+        }
+    }
+
+    #[test]
+    fn a_transcript_that_quotes_a_dialog_is_no_dialog_without_a_composer_either() {
+        // a frame caught while the agent redraws: the echo is drawn, the prompt row
+        // is not (real gemini, right after a submit)
+        let p = Profiles::builtin();
+        for agent in ["claude", "codex", "gemini"] {
+            let prof = p.get(agent).unwrap();
+            for q in QUOTES {
+                let mut s = echoed(agent, q);
+                let c = detect(prof, &s).composer.unwrap();
+                s.rows[c.row] = String::new();
+                let v = detect(prof, &s);
+                assert!(
+                    !matches!(v.state, State::Dialog(_)),
+                    "{agent} echo {q:?} without a composer: {} ({})",
+                    v.state,
+                    v.reason()
+                );
             }
         }
     }

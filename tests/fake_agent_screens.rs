@@ -448,6 +448,23 @@ fn quoted_dialogs(like: &'static str) {
     assert_eq!(p.prompts(), QUOTES, "{like}: each once, in order");
 }
 
+/// A real dialog under a transcript that quotes other dialogs is still that
+/// dialog, with its own kind; nothing typed into it.
+#[test]
+fn a_real_dialog_under_a_quoting_transcript_keeps_its_kind() {
+    for like in ["claude", "codex", "gemini"] {
+        for kind in ["permission", "trust"] {
+            let mut args = vec!["--dialog", kind];
+            for q in QUOTES {
+                args.extend(["--seed-echo", q]);
+            }
+            let p = Pane::start(like, &args);
+            p.wait_state(&format!("dialog:{kind}"), 5.0);
+            assert!(p.kinds("dialog-input").is_empty(), "{like}");
+        }
+    }
+}
+
 #[test]
 fn quoted_dialogs_claude() {
     quoted_dialogs("claude");
