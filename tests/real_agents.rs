@@ -20,7 +20,13 @@
 //!   `state` says `ready` and `draft` after typing, and its read and detect say
 //!   `busy` right after Enter (polled in process: faster than a `state` call);
 //!   then bodies of 1 line, 3 lines, 5 KB, 20 KB and 100 KB, each compared with
-//!   the agent's record (`scripts/real-agents.sh record`), never the screen alone.
+//!   the agent's record (`scripts/real-agents.sh record`), never the screen alone;
+//! - `*_quoted_dialogs_and_wrapped` (120x40): prompts that quote a dialog's words
+//!   (`Do you want to proceed? ❯ 1. Yes`, `pick one:\n❯ 1. Yes`, `Allow once`, …)
+//!   each land once, byte-exact in the record, the pane never reads `dialog`, and
+//!   the next send lands; then the agent respawned under `sh -c "<agent>; exec
+//!   bash"` (`pane_current_command` is `sh`) is `ready`, two sends land once each,
+//!   and once it quits the shell left behind refuses a send (25).
 //!
 //! Offline, each agent fails its turn fast (the script's settings), except codex,
 //! which retries forever: after each of its turns starts, one Escape interrupts
