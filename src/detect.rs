@@ -247,6 +247,7 @@ fn classify(cx: &mut Ctx) -> Out {
     // visible, so the lowest hit is the live one. The dialog's own question
     // decides its kind: a specific kind beats a `generic` menu row (`❯ 1. Yes`,
     // which any dialog can show), and that beats `other`.
+    //
     // With no composer on screen (a dialog replaced it, or a frame caught it being
     // redrawn), the transcript's echo rows of submitted prompts still count as the
     // user's text: gemini, right after a submit, drew a frame with the echo
