@@ -130,6 +130,13 @@ fn an_agent_under_a_shell_that_stays_is_the_agent() {
         srv.wait_state(&pane, "ready", 10.0);
         let cmd = srv.tmux_out(&["display", "-p", "-t", &pane, "#{pane_current_command}"]);
         assert_eq!(cmd.trim(), "sh", "{like}: the shell leads the pane's job");
+        // the status listing reads the shell pane too, and finds the agent
+        let tsv = srv.pg(&["status", "--format", "tsv"]);
+        let tsv = String::from_utf8_lossy(&tsv.stdout);
+        assert!(
+            tsv.lines().any(|l| l.contains(&pane) && l.contains(like)),
+            "{like}: status --format tsv:\n{tsv}"
+        );
         let o = srv.pg(&["send", "-t", &pane, "first"]);
         assert_eq!(code(&o), 0, "{like}: {}", stderr(&o));
         let o = srv.pg(&[
