@@ -275,9 +275,23 @@ pub fn foreground_pid(pane_pid: u32) -> Option<u32> {
 }
 
 /// How long ago the pane's foreground job started: an agent launched from a
-/// long-lived shell is young even though the shell (`pane_pid`) is not.
+/// long-lived shell is young even though the shell (`pane_pid`) is not. When a
+/// shell that stays leads the job (`sh -c "…; claude"`, a wrapper that restarts
+/// its agent), the age of the program it started: the first process of the job
+/// that is not a shell.
 pub fn foreground_age(pane_pid: u32) -> Option<std::time::Duration> {
-    process_age(foreground_pid(pane_pid)?)
+    let leader = foreground_pid(pane_pid)?;
+    let comm = std::fs::read_to_string(format!("/proc/{leader}/comm")).unwrap_or_default();
+    if crate::detect::is_shell(comm.trim()) {
+        if let Some(p) = foreground_procs(pane_pid)
+            .unwrap_or_default()
+            .iter()
+            .find(|p| !crate::detect::is_shell(&proc_name(p)))
+        {
+            return process_age(p.pid);
+        }
+    }
+    process_age(leader)
 }
 
 /// One process's `comm` and argv, from `/proc`.

@@ -169,6 +169,30 @@ fn an_agent_under_a_shell_that_stays_is_the_agent() {
     }
 }
 
+/// The start-up age that decides a settle is the wrapped agent's, not the age of
+/// the shell that started it later.
+#[test]
+fn the_start_up_age_is_the_wrapped_agents() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let script = format!(
+        "sleep 2.5; {} fake-agent --like gemini; exec sh",
+        bin().display()
+    );
+    let pane = srv.window(&["sh", "-c", &script]);
+    srv.wait_state(&pane, "ready", 15.0);
+    let pid: u32 = srv
+        .tmux_out(&["display", "-p", "-t", &pane, "#{pane_pid}"])
+        .trim()
+        .parse()
+        .unwrap();
+    let shell = promptgate::identify::process_age(pid).unwrap();
+    let agent = promptgate::identify::foreground_age(pid).unwrap();
+    assert!(
+        agent + Duration::from_secs(2) < shell,
+        "agent {agent:?}, shell {shell:?}"
+    );
+}
+
 /// A send the moment such a pane opens, before the shell has started the agent:
 /// the launch grace waits for it, with or without `--agent`.
 #[test]
