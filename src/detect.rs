@@ -517,12 +517,26 @@ fn find_marker(m: &Marker, s: &Screen, composer: Option<&Composer>) -> Option<Ev
 }
 
 /// Rows of transcript echoes: a row the profile's `echo` regex matches, and the
-/// continuation rows right under it (`true` at each such row index).
+/// continuation rows right under it (`true` at each such row index). A row whose
+/// echoed text starts with a menu number (`› 1. Trust and continue`) is how codex
+/// draws a dialog's selected choice, so it is not taken for an echo.
 fn echo_rows(p: &Profile, s: &Screen) -> Vec<bool> {
+    let menu = |t: &str| {
+        let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+        digits > 0 && t[digits..].starts_with(". ")
+    };
+    let is_echo = |row: &str| {
+        p.echo.iter().any(|re| {
+            re.captures(row).is_some_and(|c| {
+                !c.name("text")
+                    .is_some_and(|t| menu(t.as_str().trim_start()))
+            })
+        })
+    };
     let mut out = vec![false; s.rows.len()];
     let mut y = 0;
     while y < s.rows.len() {
-        if p.echo.iter().any(|re| re.is_match(s.row(y))) {
+        if is_echo(s.row(y)) {
             out[y] = true;
             y += 1;
             while y < s.rows.len()
@@ -718,6 +732,18 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_selected_menu_choice_is_no_transcript_echo() {
+        // codex draws a dialog's selected choice as `› 1. …`, like an echo row
+        let p = Profiles::builtin();
+        let s = fixture("codex/05-trust-folder");
+        let y = s.rows.iter().position(|r| r.starts_with("› 1.")).unwrap();
+        assert!(!echo_rows(p.get("codex").unwrap(), &s)[y]);
+        let mut s = s;
+        s.rows[y] = "› Trust this folder? 1. Trust and continue".into();
+        assert!(echo_rows(p.get("codex").unwrap(), &s)[y]);
     }
 
     #[test]
