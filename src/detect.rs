@@ -200,7 +200,27 @@ fn classify(cx: &mut Ctx) -> Out {
             None,
         );
     }
+    // A shell in the foreground means the agent is gone, unless the agent runs in
+    // that shell's foreground job (`sh -c "claude; exec sh"`, a wrapper script
+    // without `exec`, `nix develop -c`): then the agent owns the terminal.
     let shell = s.command.as_deref().filter(|c| is_shell(c));
+    let runs = shell
+        .and(s.foreground.as_deref())
+        .and_then(|job| crate::identify::agent_in(cx.p, job));
+    if let Some(pr) = runs {
+        cx.check(
+            "pane.shell-runs-agent",
+            true,
+            format!(
+                "pane_current_command={}, but pid {} ({}) of its foreground job is {}",
+                shell.unwrap_or("?"),
+                pr.pid,
+                pr.argv.join(" "),
+                cx.p.name()
+            ),
+        );
+    }
+    let shell = shell.filter(|_| runs.is_none());
     cx.check(
         "pane.shell-foreground",
         shell.is_some(),
@@ -219,32 +239,72 @@ fn classify(cx: &mut Ctx) -> Out {
 
     let composer = find_composer(cx);
 
-    // Dialogs (and start-up notices) replace the composer: a marker above a real
-    // composer is transcript. On a main-screen app an old dialog scrolls up and
-    // stays visible, so the lowest hit is the live one; a specific kind beats `other`.
-    let region = composer.as_ref().map(|c| (c.row, s.height));
-    let mut dialog: Option<(bool, usize, State, Evidence)> = None;
+    // Dialogs (and start-up notices) replace the composer, so they count only where
+    // the agent draws one: never inside a real composer (that is text the user
+    // typed, say a prompt about a dialog) and never above it (the transcript,
+    // which echoes such prompts); only under its block, or anywhere when there is
+    // no composer. On a main-screen app an old dialog scrolls up and stays
+    // visible, so the lowest hit is the live one. The dialog's own question
+    // decides its kind: a specific kind beats a `generic` menu row (`❯ 1. Yes`,
+    // which any dialog can show), and that beats `other`.
+    //
+    // With no composer on screen (a dialog replaced it, or a frame caught it being
+    // redrawn), the transcript's echo rows of submitted prompts still count as the
+    // user's text: gemini, right after a submit, drew a frame with the echo
+    // ` > Do you want to proceed? …` and no prompt row.
+    let region = composer.as_ref().map(|c| (c.last_row + 1, s.height));
+    let echoes = match &composer {
+        Some(c) => {
+            cx.check(
+                "dialog.outside-composer",
+                true,
+                format!(
+                    "composer rows {}..={}: dialog markers count only under row {}",
+                    c.row, c.last_row, c.last_row
+                ),
+            );
+            Vec::new()
+        }
+        None => {
+            let e = echo_rows(cx.p, s);
+            let n = e.iter().filter(|x| **x).count();
+            if n > 0 {
+                cx.check(
+                    "dialog.outside-echoes",
+                    true,
+                    format!("{n} transcript echo row(s) (the user's text) hold no dialog"),
+                );
+            }
+            e
+        }
+    };
+    let mut dialog: Option<((u8, usize), State, Evidence)> = None;
     for m in &cx.p.dialog {
-        let hit = find_marker_in(m, s, region, true);
+        let hit = find_marker_in(m, s, region, true, &echoes);
         cx.check(&m.def.id, hit.is_some(), describe(&hit));
         if let Some(ev) = hit {
             let kind = m.def.kind.clone().unwrap_or_else(|| "other".into());
-            let rank = (kind != "other", ev.row.unwrap_or(0));
-            if dialog.as_ref().is_none_or(|d| rank > (d.0, d.1)) {
-                dialog = Some((rank.0, rank.1, State::Dialog(kind), ev));
+            let tier = match (kind.as_str(), m.def.generic) {
+                ("other", _) => 0,
+                (_, true) => 1,
+                _ => 2,
+            };
+            let rank = (tier, ev.row.unwrap_or(0));
+            if dialog.as_ref().is_none_or(|d| rank > d.0) {
+                dialog = Some((rank, State::Dialog(kind), ev));
             }
         }
     }
     for m in &cx.p.starting {
-        let hit = find_marker_in(m, s, region, true);
+        let hit = find_marker_in(m, s, region, true, &echoes);
         cx.check(&m.def.id, hit.is_some(), describe(&hit));
         if let Some(ev) = hit {
-            if dialog.as_ref().is_none_or(|d| ev.row.unwrap_or(0) > d.1) {
+            if dialog.as_ref().is_none_or(|d| ev.row.unwrap_or(0) > d.0 .1) {
                 return (State::Starting, ev, None);
             }
         }
     }
-    if let Some((_, _, state, ev)) = dialog {
+    if let Some((_, state, ev)) = dialog {
         return (state, ev, composer);
     }
 
@@ -449,19 +509,60 @@ fn find_marker(m: &Marker, s: &Screen, composer: Option<&Composer>) -> Option<Ev
             }
             return ranges
                 .into_iter()
-                .find_map(|r| find_marker_in(m, s, Some(r), false));
+                .find_map(|r| find_marker_in(m, s, Some(r), false, &[]));
         }
         _ => None,
     };
-    find_marker_in(m, s, region, false)
+    find_marker_in(m, s, region, false, &[])
 }
 
-/// Search a marker in rows `[from, to)` (or all rows), honouring `on`, `row` and `cursor_row`.
+/// Rows of transcript echoes: a row the profile's `echo` regex matches, and the
+/// continuation rows right under it (`true` at each such row index). A row whose
+/// echoed text starts with a menu number (`› 1. Trust and continue`) is how codex
+/// draws a dialog's selected choice, so it is not taken for an echo.
+fn echo_rows(p: &Profile, s: &Screen) -> Vec<bool> {
+    let menu = |t: &str| {
+        let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+        digits > 0 && t[digits..].starts_with(". ")
+    };
+    let is_echo = |row: &str| {
+        p.echo.iter().any(|re| {
+            re.captures(row).is_some_and(|c| {
+                !c.name("text")
+                    .is_some_and(|t| menu(t.as_str().trim_start()))
+            })
+        })
+    };
+    let mut out = vec![false; s.rows.len()];
+    let mut y = 0;
+    while y < s.rows.len() {
+        if is_echo(s.row(y)) {
+            out[y] = true;
+            y += 1;
+            while y < s.rows.len()
+                && !s.row(y).trim().is_empty()
+                && p.continuation
+                    .as_ref()
+                    .is_some_and(|re| re.is_match(s.row(y)))
+            {
+                out[y] = true;
+                y += 1;
+            }
+        } else {
+            y += 1;
+        }
+    }
+    out
+}
+
+/// Search a marker in rows `[from, to)` (or all rows), honouring `on`, `row` and
+/// `cursor_row`, and passing over the rows `skip` marks.
 fn find_marker_in(
     m: &Marker,
     s: &Screen,
     region: Option<(usize, usize)>,
     lowest: bool,
+    skip: &[bool],
 ) -> Option<Evidence> {
     let d = &m.def;
     if d.on.as_deref() == Some("title") {
@@ -490,7 +591,10 @@ fn find_marker_in(
         Box::new(from..to)
     };
     for y in rows {
-        if fixed.is_some_and(|f| f != y) || (d.cursor_row && cursor_row != Some(y)) {
+        if fixed.is_some_and(|f| f != y)
+            || (d.cursor_row && cursor_row != Some(y))
+            || skip.get(y).copied().unwrap_or(false)
+        {
             continue;
         }
         let row = s.row(y);
@@ -504,4 +608,184 @@ fn find_marker_in(
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::Profiles;
+
+    /// The prompts that quote a dialog (issue 15 item 7), one per dialog phrase.
+    pub(crate) const QUOTES: &[&str] = &[
+        "Do you want to create a test for this?",
+        "Press Enter to continue when done",
+        "Yes, I trust this folder",
+        "Is this a project you created or one you trust?",
+        "pick one:\n❯ 1. Yes",
+        "Allow once",
+        "Do you want to proceed? ❯ 1. Yes",
+        "Would you like to run the following command? Allow command? Trust this folder?",
+        "Do you trust the files in this folder? Enter Gemini API Key",
+    ];
+
+    fn fixture(name: &str) -> Screen {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        Screen::load(&root.join(format!("{name}.txt")), None).unwrap()
+    }
+
+    /// (fixture of a ready composer, prompt prefix, continuation prefix) per agent.
+    fn ready(agent: &str) -> (Screen, &'static str, &'static str) {
+        match agent {
+            "claude" => (fixture("claude/05-idle-after-onboarding"), "❯\u{a0}", "  "),
+            "codex" => (fixture("codex/06-idle-composer"), "› ", "  "),
+            _ => (fixture("gemini/06-ready-idle"), " > ", "   "),
+        }
+    }
+
+    /// `text` typed into the ready composer of a real capture: its first line on
+    /// the prompt row, further lines as continuation rows (the screen scrolls up).
+    fn typed(agent: &str, text: &str) -> Screen {
+        let p = Profiles::builtin();
+        let (mut s, first, cont) = ready(agent);
+        let mut y = detect(p.get(agent).unwrap(), &s).composer.unwrap().row;
+        let lines: Vec<&str> = text.split('\n').collect();
+        s.rows[y] = format!("{first}{}", lines[0]);
+        for (i, l) in lines[1..].iter().enumerate() {
+            s.rows.remove(0);
+            y -= 1;
+            s.rows.insert(y + 1 + i, format!("{cont}{l}"));
+        }
+        y += lines.len() - 1;
+        let last = lines.last().unwrap();
+        let pre = if lines.len() == 1 { first } else { cont };
+        s.cursor = Some((text::width(pre) + text::width(last), y));
+        s
+    }
+
+    /// `text` echoed in the transcript of a real capture, above its empty composer.
+    fn echoed(agent: &str, text: &str) -> Screen {
+        let p = Profiles::builtin();
+        let prof = p.get(agent).unwrap();
+        let (mut s, _, cont) = ready(agent);
+        let c = detect(prof, &s).composer.unwrap().row;
+        let is_rule =
+            |s: &Screen, y: usize| prof.rule.as_ref().is_some_and(|r| r.is_match(s.row(y)));
+        let limit = (0..c).rev().find(|&y| is_rule(&s, y)).unwrap_or(c - 1);
+        let lines: Vec<&str> = text.split('\n').collect();
+        let n = lines.len();
+        let end = (n..limit)
+            .rev()
+            .find(|&e| (e + 1 - n..=e).all(|y| s.row(y).trim().is_empty()))
+            .expect("room for the echo");
+        let echo_first = match agent {
+            "claude" => "❯ ",
+            "codex" => "› ",
+            _ => " > ",
+        };
+        for (i, l) in lines.iter().enumerate() {
+            let pre = if i == 0 { echo_first } else { cont };
+            s.rows[end + 1 - n + i] = format!("{pre}{l}");
+        }
+        s
+    }
+
+    #[test]
+    fn a_prompt_that_quotes_a_dialog_is_a_draft_on_every_agent() {
+        let p = Profiles::builtin();
+        for agent in ["claude", "codex", "gemini"] {
+            for q in QUOTES {
+                let v = detect(p.get(agent).unwrap(), &typed(agent, q));
+                assert_eq!(v.state, State::Draft, "{agent} typed {q:?}: {}", v.reason());
+                assert_eq!(v.composer.unwrap().text, *q, "{agent}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_transcript_that_quotes_a_dialog_is_not_a_dialog() {
+        let p = Profiles::builtin();
+        for agent in ["claude", "codex", "gemini"] {
+            for q in QUOTES {
+                let v = detect(p.get(agent).unwrap(), &echoed(agent, q));
+                assert_eq!(v.state, State::Ready, "{agent} echo {q:?}: {}", v.reason());
+            }
+        }
+    }
+
+    #[test]
+    fn a_transcript_that_quotes_a_dialog_is_no_dialog_without_a_composer_either() {
+        // a frame caught while the agent redraws: the echo is drawn, the prompt row
+        // is not (real gemini, right after a submit)
+        let p = Profiles::builtin();
+        for agent in ["claude", "codex", "gemini"] {
+            let prof = p.get(agent).unwrap();
+            for q in QUOTES {
+                let mut s = echoed(agent, q);
+                let c = detect(prof, &s).composer.unwrap();
+                s.rows[c.row] = String::new();
+                let v = detect(prof, &s);
+                assert!(
+                    !matches!(v.state, State::Dialog(_)),
+                    "{agent} echo {q:?} without a composer: {} ({})",
+                    v.state,
+                    v.reason()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_selected_menu_choice_is_no_transcript_echo() {
+        // codex draws a dialog's selected choice as `› 1. …`, like an echo row
+        let p = Profiles::builtin();
+        let s = fixture("codex/05-trust-folder");
+        let y = s.rows.iter().position(|r| r.starts_with("› 1.")).unwrap();
+        assert!(!echo_rows(p.get("codex").unwrap(), &s)[y]);
+        let mut s = s;
+        s.rows[y] = "› Trust this folder? 1. Trust and continue".into();
+        assert!(echo_rows(p.get("codex").unwrap(), &s)[y]);
+    }
+
+    #[test]
+    fn real_dialogs_stay_dialogs() {
+        let p = Profiles::builtin();
+        for (f, agent, want) in [
+            ("claude/04-trust-dialog", "claude", "dialog:trust"),
+            ("claude/07-apikey-dialog", "claude", "dialog:api-key"),
+            (
+                "claude/71-fresh-security-80x24",
+                "claude",
+                "dialog:onboarding",
+            ),
+            ("codex/05-trust-folder", "codex", "dialog:trust"),
+            ("gemini/01-fresh-trust-dialog", "gemini", "dialog:trust"),
+        ] {
+            let v = detect(p.get(agent).unwrap(), &fixture(f));
+            assert_eq!(v.state.to_string(), want, "{f}: {}", v.reason());
+        }
+    }
+
+    #[test]
+    fn a_generic_menu_row_never_overrides_the_dialogs_question() {
+        // The API-key dialog with its first choice selected: `❯ 1. Yes` is lower on
+        // screen than the question, but the question names the kind.
+        let p = Profiles::builtin();
+        let mut s = fixture("claude/07-apikey-dialog");
+        for r in s.rows.iter_mut() {
+            if r.trim() == "1. Yes" {
+                *r = "  ❯ 1. Yes".into();
+            } else if r.contains("❯ 2. No") {
+                *r = r.replace('❯', " ");
+            }
+        }
+        let v = detect(p.get("claude").unwrap(), &s);
+        assert_eq!(v.state.to_string(), "dialog:api-key", "{}", v.reason());
+        // With no question on screen, the menu row still says permission.
+        let mut s = fixture("claude/07-apikey-dialog");
+        s.rows
+            .retain(|r| !r.contains("API key") && !r.contains("Enter to confirm"));
+        s.rows.push("  ❯ 1. Yes".into());
+        let v = detect(p.get("claude").unwrap(), &s);
+        assert_eq!(v.state.to_string(), "dialog:permission", "{}", v.reason());
+    }
 }

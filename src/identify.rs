@@ -1,6 +1,11 @@
 //! Which agent runs in a pane: `--agent` -> `pane_current_command` -> the
 //! process tree under `pane_pid` -> the screen signature. A pane running a
 //! plain shell or an unknown program identifies as nobody (`not-agent`).
+//!
+//! What the pane's processes say comes first: a foreground program known never
+//! to be an agent (an editor, a pager, a file viewer) is nobody, whatever it
+//! displays and whatever `--agent` says, and a screen signature identifies an
+//! agent only when neither a shell nor such a program is in the foreground.
 
 use crate::error::Result;
 use crate::profile::{Profile, Profiles};
@@ -17,11 +22,109 @@ pub struct Identity {
 }
 
 /// One process under the pane: its `comm` and argv.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Proc {
     pub pid: u32,
     pub comm: String,
     pub argv: Vec<String>,
+}
+
+/// Programs that are never an agent, whatever they display: editors, pagers and
+/// file viewers (`vim` or `less` showing a saved capture of an agent's screen).
+const NEVER_AGENTS: &[&str] = &[
+    "vi",
+    "vim",
+    "nvim",
+    "vim.tiny",
+    "vim.basic",
+    "vim.nox",
+    "vim.gtk3",
+    "gvim",
+    "view",
+    "vimdiff",
+    "ex",
+    "nano",
+    "pico",
+    "emacs",
+    "emacsclient",
+    "micro",
+    "hx",
+    "helix",
+    "kak",
+    "joe",
+    "jed",
+    "mcedit",
+    "ne",
+    "ed",
+    "mg",
+    "less",
+    "more",
+    "most",
+    "pg",
+    "bat",
+    "batcat",
+    "man",
+    "cat",
+    "tac",
+    "head",
+    "tail",
+    "w3m",
+    "lynx",
+    "links",
+    "elinks",
+    "mc",
+    "ranger",
+    "lf",
+    "nnn",
+    "git",
+    "tig",
+    "watch",
+    "top",
+    "htop",
+];
+
+/// `pane_current_command` (normalised) or a process of the foreground job names
+/// a program known never to be an agent.
+pub fn is_never_agent(cmd: &str) -> bool {
+    NEVER_AGENTS.contains(&cmd)
+}
+
+/// A process's program name: argv[0]'s basename (as `pane_current_command`
+/// names a process group leader), else its `comm`.
+fn proc_name(pr: &Proc) -> String {
+    match pr.argv.first() {
+        Some(a) if !a.is_empty() => crate::screen::normalise_command(a),
+        _ => pr.comm.clone(),
+    }
+}
+
+/// The program in the foreground: `pane_current_command`, or, when that is a
+/// shell that stays (`sh -c "claude; exec sh"`, a wrapper script without
+/// `exec`), the first process of the pane's foreground job that is not a shell
+/// (the shell's when the job is only shells, or when the job was not read).
+pub fn foreground_program(screen: &Screen) -> Option<String> {
+    let cmd = screen.command.as_deref()?;
+    if !crate::detect::is_shell(cmd) {
+        return Some(cmd.to_string());
+    }
+    let job = screen.foreground.as_deref().unwrap_or_default();
+    Some(
+        job.iter()
+            .map(proc_name)
+            .find(|n| !crate::detect::is_shell(n))
+            .unwrap_or_else(|| cmd.to_string()),
+    )
+}
+
+/// The process of `job` (a pane's foreground job) that is `profile`'s agent.
+pub fn agent_in<'a>(profile: &Profile, job: &'a [Proc]) -> Option<&'a Proc> {
+    let d = &profile.def.identify;
+    job.iter().find(|pr| {
+        d.processes.iter().any(|n| proc_matches(pr, n))
+            || d.commands
+                .iter()
+                .any(|c| *c == pr.comm || *c == proc_name(pr))
+    })
 }
 
 /// Identify the agent. `procs` is the process tree under `pane_pid` (empty for a saved capture).
@@ -31,6 +134,26 @@ pub fn identify(
     screen: &Screen,
     procs: &[Proc],
 ) -> Result<Identity> {
+    // What the processes say beats `--agent` and the screen: keys typed into an
+    // editor or pager that shows an agent's screen would run as its commands.
+    let fg = foreground_program(screen);
+    if let Some(f) = fg.as_deref().filter(|f| is_never_agent(f)) {
+        if let Some(name) = forced {
+            profiles.get(name)?;
+        }
+        return Ok(Identity {
+            agent: None,
+            how: "none".into(),
+            detail: format!(
+                "the foreground program {f} is not an agent, whatever its screen shows{}",
+                if forced.is_some() {
+                    " (--agent does not override it)"
+                } else {
+                    ""
+                }
+            ),
+        });
+    }
     if let Some(name) = forced {
         let p = profiles.get(name)?;
         return Ok(id(p, "flag", "--agent"));
@@ -57,7 +180,11 @@ pub fn identify(
         }
     }
     // Only when something other than a shell is in the foreground: a shell that
-    // prints an agent's banner (say, `cat` of a capture) is still a shell.
+    // prints an agent's banner (say, `cat` of a capture) is still a shell, and so
+    // is one whose job runs something else (its rc file's `pyenv rehash`; a
+    // wrapped agent is found in the process tree above). An editor or a pager
+    // never gets here. A program we know nothing of (`ssh` to where the agent
+    // runs, `docker exec`) may still be one.
     let shell = screen
         .command
         .as_deref()
@@ -148,9 +275,123 @@ pub fn foreground_pid(pane_pid: u32) -> Option<u32> {
 }
 
 /// How long ago the pane's foreground job started: an agent launched from a
-/// long-lived shell is young even though the shell (`pane_pid`) is not.
+/// long-lived shell is young even though the shell (`pane_pid`) is not. When a
+/// shell that stays leads the job (`sh -c "…; claude"`, a wrapper that restarts
+/// its agent), the age of the program it started: the first process of the job
+/// that is not a shell.
 pub fn foreground_age(pane_pid: u32) -> Option<std::time::Duration> {
-    process_age(foreground_pid(pane_pid)?)
+    let leader = foreground_pid(pane_pid)?;
+    let comm = std::fs::read_to_string(format!("/proc/{leader}/comm")).unwrap_or_default();
+    if crate::detect::is_shell(comm.trim()) {
+        if let Some(p) = foreground_procs(pane_pid)
+            .unwrap_or_default()
+            .iter()
+            .find(|p| !crate::detect::is_shell(&proc_name(p)))
+        {
+            return process_age(p.pid);
+        }
+    }
+    process_age(leader)
+}
+
+/// One process's `comm` and argv, from `/proc`.
+fn proc_info(pid: u32) -> Proc {
+    Proc {
+        pid,
+        comm: std::fs::read_to_string(format!("/proc/{pid}/comm"))
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
+        argv: std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|b| {
+                b.split(|c| *c == 0)
+                    .filter(|s| !s.is_empty())
+                    .map(|s| String::from_utf8_lossy(s).into_owned())
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}
+
+/// The children of `pid` from `/proc/PID/task/*/children` (every thread's);
+/// `None` where the kernel has no such file.
+fn children(pid: u32) -> Option<Vec<u32>> {
+    let main = format!("/proc/{pid}/task/{pid}/children");
+    if !std::path::Path::new(&main).exists() {
+        return None;
+    }
+    let mut out = Vec::new();
+    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .flatten()
+    {
+        let f = t.path().join("children");
+        if let Ok(text) = std::fs::read_to_string(f) {
+            out.extend(
+                text.split_whitespace()
+                    .filter_map(|c| c.parse::<u32>().ok()),
+            );
+        }
+    }
+    Some(out)
+}
+
+/// The pane's foreground job: the processes under `pane_pid` (itself included,
+/// any depth, parents first) in the process group that owns its terminal. A
+/// shell that stays (`sh -c "claude; exec sh"`, a wrapper script, `nix develop
+/// -c`) is the job's leader, and the agent it started is in the job too; an
+/// agent put in the background is not. `None` without `/proc`.
+pub fn foreground_procs(pane_pid: u32) -> Option<Vec<Proc>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pane_pid}/stat")).ok()?;
+    let tpgid = stat_field(&stat, 8)?.to_string();
+    let pgid_of = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| stat_field(&s, 5).map(str::to_string))
+    };
+    // Walk down by the children files; without them, from a whole /proc scan.
+    let tree: Vec<u32> = match children(pane_pid) {
+        Some(first) => {
+            let mut tree = vec![pane_pid];
+            let mut queue = std::collections::VecDeque::from(first);
+            while let Some(pid) = queue.pop_front() {
+                if tree.len() >= 4096 || tree.contains(&pid) {
+                    continue;
+                }
+                tree.push(pid);
+                queue.extend(children(pid).unwrap_or_default());
+            }
+            tree
+        }
+        None => process_tree(pane_pid).into_iter().map(|p| p.pid).collect(),
+    };
+    Some(
+        tree.into_iter()
+            .filter(|p| pgid_of(*p).as_deref() == Some(tpgid.as_str()))
+            .map(proc_info)
+            .collect(),
+    )
+}
+
+/// The pane's foreground job holds a program other than shells (a launcher or
+/// wrapper that stays, with what it started).
+pub fn job_beyond_shell(pane_pid: u32) -> bool {
+    foreground_procs(pane_pid).is_some_and(|job| {
+        job.iter()
+            .any(|pr| !crate::detect::is_shell(&proc_name(pr)))
+    })
+}
+
+/// Note the pane's foreground job in `s` when a shell is in the foreground (a
+/// local pane): then `detect` tells a shell that is back at its prompt from one
+/// that runs the agent. Other reads stay as cheap as they were.
+pub fn note_foreground(s: &mut Screen) {
+    if s.dead || !s.command.as_deref().is_some_and(crate::detect::is_shell) {
+        return;
+    }
+    if let Some(pid) = s.pid {
+        s.foreground = foreground_procs(pid);
+    }
 }
 
 /// The processes under `root` (itself included), read from `/proc`. Empty where
@@ -179,23 +420,7 @@ pub fn process_tree(root: u32) -> Vec<Proc> {
         tree.extend(all.iter().filter(|(_, pp)| *pp == parent).map(|(p, _)| *p));
         i += 1;
     }
-    tree.into_iter()
-        .map(|pid| Proc {
-            pid,
-            comm: std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                .unwrap_or_default()
-                .trim()
-                .to_string(),
-            argv: std::fs::read(format!("/proc/{pid}/cmdline"))
-                .map(|b| {
-                    b.split(|c| *c == 0)
-                        .filter(|s| !s.is_empty())
-                        .map(|s| String::from_utf8_lossy(s).into_owned())
-                        .collect()
-                })
-                .unwrap_or_default(),
-        })
-        .collect()
+    tree.into_iter().map(proc_info).collect()
 }
 
 #[cfg(test)]
@@ -266,6 +491,121 @@ mod tests {
         let p = Profiles::builtin();
         let i = identify(&p, None, &screen("bash", &["Claude Code v2.1.197"]), &[]).unwrap();
         assert_eq!(i.agent, None);
+    }
+
+    fn proc(pid: u32, argv: &[&str]) -> Proc {
+        Proc {
+            pid,
+            comm: argv[0].rsplit('/').next().unwrap().to_string(),
+            argv: argv.iter().map(|a| a.to_string()).collect(),
+        }
+    }
+
+    /// A saved capture of claude's ready box, as an editor, a pager or a shell shows it.
+    fn claude_box(cmd: &str, job: Option<Vec<Proc>>) -> Screen {
+        let mut s = screen(
+            cmd,
+            &[
+                "╭─── Claude Code v2.1.197 ───╮",
+                "╰───────────────────────────╯",
+                &"─".repeat(40),
+                "❯\u{a0}",
+                &"─".repeat(40),
+                "  ? for shortcuts",
+            ],
+        );
+        s.height = 6;
+        s.cursor = Some((2, 3));
+        s.foreground = job;
+        s
+    }
+
+    #[test]
+    fn an_editor_or_pager_showing_an_agents_screen_is_nobody() {
+        let p = Profiles::builtin();
+        for cmd in [
+            "vim", "vim.tiny", "nvim", "less", "nano", "emacs", "cat", "man",
+        ] {
+            let s = claude_box(cmd, None);
+            let i = identify(&p, None, &s, &[]).unwrap();
+            assert_eq!(i.agent, None, "{cmd}: {i:?}");
+            // and --agent does not override what the process says
+            let i = identify(&p, Some("claude"), &s, &[]).unwrap();
+            assert_eq!(i.agent, None, "--agent claude over {cmd}: {i:?}");
+            assert!(i.detail.contains(cmd), "{}", i.detail);
+        }
+        // an unknown --agent is still an error there
+        assert!(identify(&p, Some("nope"), &claude_box("vim", None), &[]).is_err());
+        // a program we know nothing of (ssh to where claude runs) may still be claude
+        let i = identify(&p, None, &claude_box("ssh", None), &[]).unwrap();
+        assert_eq!(i.agent.as_deref(), Some("claude"));
+    }
+
+    #[test]
+    fn a_shell_running_something_else_is_still_no_screen_signature() {
+        // bash's rc file runs `pyenv rehash` (a script) which runs `sleep`, under
+        // what is left of claude's screen
+        let p = Profiles::builtin();
+        let job = vec![
+            proc(10, &["bash"]),
+            proc(11, &["bash", "/root/.pyenv/libexec/pyenv-rehash"]),
+            proc(12, &["sleep", "0.1"]),
+        ];
+        let s = claude_box("bash", Some(job.clone()));
+        let i = identify(&p, None, &s, &job).unwrap();
+        assert_eq!(i.agent, None, "{i:?}");
+    }
+
+    #[test]
+    fn a_shell_job_that_runs_an_editor_is_nobody() {
+        // `sh -c "vim capture.txt; exec sh"`: the shell leads the job, vim is in it
+        let p = Profiles::builtin();
+        let job = vec![
+            proc(10, &["sh", "-c", "vim capture.txt; exec sh"]),
+            proc(11, &["vim", "capture.txt"]),
+        ];
+        let s = claude_box("sh", Some(job.clone()));
+        for forced in [None, Some("claude")] {
+            let i = identify(&p, forced, &s, &job).unwrap();
+            assert_eq!(i.agent, None, "{forced:?}: {i:?}");
+        }
+    }
+
+    #[test]
+    fn a_shell_that_stays_runs_the_agent_it_started() {
+        // `sh -c "claude; exec sh"` and a wrapper script two shells deep
+        let p = Profiles::builtin();
+        for job in [
+            vec![
+                proc(10, &["sh", "-c", "claude; exec sh"]),
+                proc(11, &["/usr/local/bin/claude"]),
+            ],
+            vec![
+                proc(10, &["/bin/bash", "./wrapper.sh"]),
+                proc(11, &["sh", "-c", "claude --resume"]),
+                proc(12, &["node", "/x/node_modules/.bin/claude"]),
+            ],
+        ] {
+            let s = claude_box("sh", Some(job.clone()));
+            let i = identify(&p, None, &s, &job).unwrap();
+            assert_eq!(i.agent.as_deref(), Some("claude"), "{i:?}");
+            let v = crate::detect::detect(p.get("claude").unwrap(), &s);
+            assert_eq!(v.state, crate::detect::State::Ready, "{}", v.reason());
+            assert!(v
+                .checks
+                .iter()
+                .any(|c| c.rule == "pane.shell-runs-agent" && c.fired));
+        }
+        // the same shell once claude has gone (or put in the background): exited
+        for job in [None, Some(vec![proc(10, &["sh"])])] {
+            let s = claude_box("sh", job);
+            let v = crate::detect::detect(p.get("claude").unwrap(), &s);
+            assert_eq!(v.state, crate::detect::State::Exited, "{}", v.reason());
+        }
+        // another agent in the job is not this profile's agent
+        let s = claude_box("sh", Some(vec![proc(10, &["sh"]), proc(11, &["codex"])]));
+        let v = crate::detect::detect(p.get("claude").unwrap(), &s);
+        assert_eq!(v.state, crate::detect::State::Exited);
     }
 
     #[test]

@@ -24,6 +24,10 @@ pub struct Screen {
     /// `pane_current_command`, normalised (no path, no arguments); `None` when not recorded.
     pub command: Option<String>,
     pub pid: Option<u32>,
+    /// The pane's foreground job (`identify::foreground_procs`), read only when a
+    /// shell is in the foreground of a local pane; `None` when not read.
+    #[serde(skip)]
+    pub foreground: Option<Vec<crate::identify::Proc>>,
     pub title: Option<String>,
     /// At least this long the pane's window has had no output (tmux's
     /// `window_activity` against the server clock, in whole seconds); `None`

@@ -407,6 +407,79 @@ fn lifecycle(like: &'static str) {
     assert_eq!(p.prompts().len(), 3);
 }
 
+/// Prompts that quote a dialog's words (issue 15 item 7); `\n` is a newline.
+const QUOTES: &[&str] = &[
+    "Do you want to create a test for this?",
+    "Press Enter to continue when done",
+    "Yes, I trust this folder",
+    "Is this a project you created or one you trust?",
+    "pick one:\n❯ 1. Yes",
+    "Allow once",
+    "Do you want to proceed? ❯ 1. Yes",
+    // the other agents' own dialog words
+    "Would you like to run the following command? › 1. Yes, proceed (y)",
+    "Do you trust the files in this folder? 1. Trust and continue",
+];
+
+/// Text that quotes a dialog is never a dialog: in the transcript (seeded as
+/// earlier turns) the agent is ready, in the composer it is a draft, and once
+/// submitted (echoed above the composer) the agent is ready for the next one.
+fn quoted_dialogs(like: &'static str) {
+    let mut args = vec!["--busy-ms", "150"];
+    for q in QUOTES {
+        args.extend(["--seed-echo", q]);
+    }
+    let p = Pane::start(like, &args);
+    let v = p.wait_state("ready", 5.0);
+    assert_eq!(v.state.to_string(), "ready");
+    let screen = p.screen().rows.join("\n");
+    assert!(
+        screen.contains("Allow once") && screen.contains("Do you want to proceed?"),
+        "{like}: the seeded transcript shows:\n{screen}"
+    );
+    for (i, q) in QUOTES.iter().enumerate() {
+        p.paste(q);
+        let v = p.wait_state("draft", 3.0);
+        assert_eq!(v.composer.unwrap().text, *q, "{like}");
+        p.key("Enter");
+        assert_eq!(p.wait_prompts(i + 1, 3.0)[i], *q, "{like}");
+        p.wait_state("ready", 3.0);
+    }
+    assert_eq!(p.prompts(), QUOTES, "{like}: each once, in order");
+}
+
+/// A real dialog under a transcript that quotes other dialogs is still that
+/// dialog, with its own kind; nothing typed into it.
+#[test]
+fn a_real_dialog_under_a_quoting_transcript_keeps_its_kind() {
+    for like in ["claude", "codex", "gemini"] {
+        for kind in ["permission", "trust"] {
+            let mut args = vec!["--dialog", kind];
+            for q in QUOTES {
+                args.extend(["--seed-echo", q]);
+            }
+            let p = Pane::start(like, &args);
+            p.wait_state(&format!("dialog:{kind}"), 5.0);
+            assert!(p.kinds("dialog-input").is_empty(), "{like}");
+        }
+    }
+}
+
+#[test]
+fn quoted_dialogs_claude() {
+    quoted_dialogs("claude");
+}
+
+#[test]
+fn quoted_dialogs_codex() {
+    quoted_dialogs("codex");
+}
+
+#[test]
+fn quoted_dialogs_gemini() {
+    quoted_dialogs("gemini");
+}
+
 #[test]
 fn claude_lifecycle() {
     lifecycle("claude");

@@ -20,7 +20,13 @@
 //!   `state` says `ready` and `draft` after typing, and its read and detect say
 //!   `busy` right after Enter (polled in process: faster than a `state` call);
 //!   then bodies of 1 line, 3 lines, 5 KB, 20 KB and 100 KB, each compared with
-//!   the agent's record (`scripts/real-agents.sh record`), never the screen alone.
+//!   the agent's record (`scripts/real-agents.sh record`), never the screen alone;
+//! - `*_quoted_dialogs_and_wrapped` (120x40): prompts that quote a dialog's words
+//!   (`Do you want to proceed? ❯ 1. Yes`, `pick one:\n❯ 1. Yes`, `Allow once`, …)
+//!   each land once, byte-exact in the record, the pane never reads `dialog`, and
+//!   the next send lands; then the agent respawned under `sh -c "<agent>; exec
+//!   bash"` (`pane_current_command` is `sh`) is `ready`, two sends land once each,
+//!   and once it quits the shell left behind refuses a send (25).
 //!
 //! Offline, each agent fails its turn fast (the script's settings), except codex,
 //! which retries forever: after each of its turns starts, one Escape interrupts
@@ -861,5 +867,162 @@ fn gemini_120x40() {
 fn gemini_80x24() {
     if enabled("gemini_80x24") {
         agent_at("gemini", 80, 24);
+    }
+}
+
+/// Prompts that quote a dialog's words (issue 15 item 7); `\n` is a newline.
+const QUOTES: &[&str] = &[
+    "Do you want to proceed? ❯ 1. Yes",
+    "Do you want to create a test for this?",
+    "Press Enter to continue when done",
+    "Yes, I trust this folder",
+    "Is this a project you created or one you trust?",
+    "pick one:\n❯ 1. Yes",
+    "Allow once",
+];
+
+/// Seeded HOME: each prompt that quotes a dialog lands once, byte-exact in the
+/// agent's record, the pane never reads `dialog` in between, and the next send
+/// (plain text) lands too.
+fn quoted_dialogs_run(name: &'static str, w: u16, h: u16) {
+    let t0 = Instant::now();
+    let mut a = Agent::start(name, "ready", w, h, "");
+    a.wait_state("ready", 60.0);
+    let mut want: Vec<String> = Vec::new();
+    let next = format!("and the next send to {name}, after the quoted dialogs");
+    for body in QUOTES.iter().copied().chain([next.as_str()]) {
+        send(&a, body, &["--wait-busy", "--timeout", "60"]);
+        want.push(expected(name, body));
+        let got = a.records_after_submit(want.len());
+        assert_records(&a, &got, &want, body);
+        let (st, why) = a.state();
+        assert!(
+            !st.starts_with("dialog"),
+            "{name}: after {body:?} the pane reads {st} ({why})\n{}",
+            a.capture()
+        );
+    }
+    assert!(
+        !a.seen.iter().any(|s| s.starts_with("dialog")),
+        "{name}: states seen {:?}",
+        a.seen
+    );
+    a.stop();
+    println!(
+        "REPORT {name} {} {w}x{h} quoted dialogs: {} prompts quoting dialogs and the next one, each once and byte-exact in the record, no dialog state seen; {:.1} s",
+        a.version,
+        QUOTES.len(),
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+/// The pane's `pane_current_command`.
+fn current_command(a: &Agent) -> String {
+    text(
+        &a.tmux(&["display", "-p", "-t", &a.pane, "#{pane_current_command}"])
+            .stdout,
+    )
+    .trim()
+    .to_string()
+}
+
+/// The same launch under a shell that stays, `sh -c "<agent>; exec bash"`:
+/// `pane_current_command` is `sh`, yet the pane is the agent: `ready`, two sends
+/// land once each in its record; once it quits the shell left is `exited` (25).
+fn wrapped_run(name: &'static str, w: u16, h: u16) {
+    let t0 = Instant::now();
+    let mut a = Agent::start(name, "ready", w, h, "");
+    // stop the agent the script launched (by PID), then respawn the pane wrapped
+    for pid in procs_with_home(&a.home) {
+        unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    }
+    let t = Instant::now();
+    while !procs_with_home(&a.home).is_empty() {
+        assert!(t.elapsed() < Duration::from_secs(10), "{name} did not stop");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let launch = std::fs::read_to_string(a.run.join("launch.sh")).unwrap();
+    let lines: Vec<&str> = launch
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| l.strip_prefix("exec ").unwrap_or(l))
+        .collect();
+    let cmd = format!("{}; exec bash", lines.join("; "));
+    // respawn-pane, not new-window: new-window on a `window-size manual` server
+    // crashes tmux 3.3a
+    let o = a.tmux(&["respawn-pane", "-k", "-t", &a.pane, "sh", "-c", &cmd]);
+    assert!(o.status.success(), "respawn-pane: {}", text(&o.stderr));
+    a.wait_state("ready", 60.0);
+    assert_eq!(current_command(&a), "sh", "{name}: the shell leads the job");
+    let mut want = Vec::new();
+    for (body, extra) in [
+        (format!("{name} under sh -c: first"), vec![]),
+        (
+            format!("{name} under sh -c: second, with --agent"),
+            vec!["--agent", name],
+        ),
+    ] {
+        let mut flags = vec!["--wait-busy", "--timeout", "60"];
+        flags.extend(extra);
+        send(&a, &body, &flags);
+        want.push(expected(name, &body));
+        let got = a.records_after_submit(want.len());
+        assert_records(&a, &got, &want, &body);
+    }
+    // the agent quits (Ctrl-C on its empty composer; claude and gemini want two).
+    // No more than that: once the agent has left raw mode a Ctrl-C is a SIGINT to
+    // the whole job, which would end the `sh -c` before its `exec bash`.
+    a.wait_state("ready", 30.0);
+    for _ in 0..if name == "codex" { 1 } else { 2 } {
+        a.key("C-c");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let t = Instant::now();
+    while current_command(&a) != "bash" {
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "{name} did not quit\n{}",
+            a.capture()
+        );
+    }
+    a.wait_for("exited", 20.0, |st, _| st == "exited" || st == "not-agent");
+    let o = a.pg(&["send", "--agent", name, "-t", &a.pane, "never"]);
+    assert_eq!(code(&o), 25, "{name}: {}", text(&o.stderr));
+    std::thread::sleep(Duration::from_millis(500));
+    assert_records(&a, &a.records(), &want, "after it quit");
+    let seen = a.seen.join(" -> ");
+    a.stop();
+    println!(
+        "REPORT {name} {} {w}x{h} under sh -c \"…; exec bash\": pane_current_command sh, ready, 2 sends each once in the record; after it quit: exited, send 25; states {seen}; {:.1} s",
+        a.version,
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+#[test]
+fn claude_quoted_dialogs_and_wrapped() {
+    if enabled("claude_quoted_dialogs_and_wrapped") {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        quoted_dialogs_run("claude", 120, 40);
+        wrapped_run("claude", 120, 40);
+    }
+}
+
+#[test]
+fn codex_quoted_dialogs_and_wrapped() {
+    if enabled("codex_quoted_dialogs_and_wrapped") {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        quoted_dialogs_run("codex", 120, 40);
+        wrapped_run("codex", 120, 40);
+    }
+}
+
+#[test]
+fn gemini_quoted_dialogs_and_wrapped() {
+    if enabled("gemini_quoted_dialogs_and_wrapped") {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        quoted_dialogs_run("gemini", 120, 40);
+        wrapped_run("gemini", 120, 40);
     }
 }

@@ -108,9 +108,10 @@ pub fn observe(
 /// agent (`sh -c`, a launcher or wrapper that execs it): it is looked at again.
 pub const LAUNCH_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// [`observe_screen`]; when no agent is identified (and none was named) in a pane
-/// whose process is younger than [`LAUNCH_GRACE`], read it again every 50 ms until
-/// one is, or the grace is over. Returns the observation and when (Unix ms) the
+/// [`observe_screen`]; when no agent is identified (and none was named), or a
+/// shell is in the foreground with no agent in its job yet (`sh -c "sleep 1;
+/// claude"`), in a pane whose process is younger than [`LAUNCH_GRACE`], read it
+/// again every 50 ms until an agent shows, or the grace is over. Returns the observation and when (Unix ms) the
 /// read it rests on was asked for.
 pub fn observe_at_launch(
     tmux: &mut dyn Tmux,
@@ -123,8 +124,10 @@ pub fn observe_at_launch(
     let mut o = observe_screen(profiles, agent, pane, screen)?;
     let mut at = read_at;
     let young = |o: &Observed| {
-        o.identity.agent.is_none()
-            && agent.is_none()
+        let unknown = o.identity.agent.is_none() && agent.is_none();
+        let shell =
+            o.verdict.state == State::Exited && o.verdict.evidence.rule == "pane.shell-foreground";
+        (unknown || shell)
             && !o.screen.dead
             && !crate::tmux::is_remote()
             && o.screen

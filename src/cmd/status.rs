@@ -114,7 +114,14 @@ pub fn observe_all(
 ) -> Vec<Row> {
     let locs: Vec<PaneLoc> = locs
         .into_iter()
-        .filter(|l| !l.dead && !is_shell(&normalise_command(&l.command)))
+        .filter(|l| {
+            // a shell pane is read only when its foreground job runs more than
+            // shells (`sh -c "claude; exec sh"`): that may be a wrapped agent
+            !l.dead
+                && (!is_shell(&normalise_command(&l.command))
+                    || (!crate::tmux::is_remote()
+                        && l.pid.is_some_and(crate::identify::job_beyond_shell)))
+        })
         .collect();
     let panes: Vec<String> = locs.iter().map(|l| l.id.clone()).collect();
     let screens = tmux.read_many(&panes);

@@ -84,6 +84,10 @@ pub struct FakeAgentArgs {
     /// During start-up, this many times draw half a screen of banner and clear it.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub flicker: u32,
+    /// Start with this message already in the transcript (its echo and a reply),
+    /// as after an earlier turn; repeatable. `\n` in TEXT is a newline.
+    #[arg(long, value_name = "TEXT")]
+    pub seed_echo: Vec<String>,
     /// Show this dialog instead of the composer at start; Enter dismisses it.
     #[arg(long, value_enum, value_name = "KIND", default_value = "none")]
     pub dialog: DialogKind,
@@ -233,7 +237,16 @@ pub fn run(args: &FakeAgentArgs) -> anyhow::Result<()> {
         painter: Painter::default(),
         parser: Parser::new(),
         composer: Composer::default(),
-        history: Vec::new(),
+        history: args
+            .seed_echo
+            .iter()
+            .flat_map(|t| {
+                [
+                    Entry::Echo(t.replace("\\n", "\n")),
+                    Entry::Reply("Fake reply to an earlier prompt (promptgate fake-agent).".into()),
+                ]
+            })
+            .collect(),
         queue: Vec::new(),
         busy: None,
         dialog: None,

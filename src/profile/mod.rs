@@ -139,6 +139,11 @@ pub struct MarkerDef {
     /// Only rows counted from the bottom (`-1` is the last row).
     #[serde(default)]
     pub row: Option<i64>,
+    /// For dialogs: a menu row that any dialog can show (`❯ 1. Yes`). It names its
+    /// kind only when no dialog's own question (a marker without `generic`) is on
+    /// screen.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub generic: bool,
 }
 
 /// How an agent takes input: what the planner and the deliverer need.

@@ -386,6 +386,10 @@ pub(crate) fn parse_read(
     while s.rows.len() < s.height {
         s.rows.push(String::new());
     }
+    if issued_ms.is_some() {
+        // a local pane with a shell in the foreground: does it run the agent?
+        crate::identify::note_foreground(&mut s);
+    }
     Ok(s)
 }
 
