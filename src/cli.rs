@@ -200,6 +200,12 @@ pub struct SendArgs {
 }
 
 /// Where a prompt comes from: `-f FILE` (`-` = stdin), the words, or stdin.
+///
+/// Flags are flags wherever they stand, before or after the body: `send -t %0
+/// "fix it" --json` is the body `fix it` and the flag `--json`, and an unknown
+/// or mistyped flag is a usage error that types nothing. Several words are
+/// joined by single spaces. Everything after `--` is body, so a body that
+/// begins with `-` (or is a flag's name) goes after `--`.
 #[derive(Args, Debug, Clone)]
 pub struct BodyArgs {
     /// Read the body from FILE (`-` for stdin)
@@ -210,12 +216,10 @@ pub struct BodyArgs {
         conflicts_with = "words"
     )]
     pub file: Option<PathBuf>,
-    /// The prompt (words are joined by spaces); or use -f, or pipe it on stdin
-    #[arg(
-        value_name = "BODY",
-        allow_hyphen_values = true,
-        trailing_var_arg = true
-    )]
+    /// The prompt; several words are joined by spaces. Flags are read as flags
+    /// wherever they stand: a body that begins with `-` goes after `--`
+    /// (`-- "-v prints nothing"`). Or use -f, or pipe it on stdin
+    #[arg(value_name = "BODY")]
     pub words: Vec<std::ffi::OsString>,
 }
 
@@ -312,10 +316,22 @@ pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let _ = e.print();
+            use clap::error::ErrorKind::*;
             return match e.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
-                _ => code::USAGE,
+                DisplayHelp | DisplayVersion => {
+                    let _ = e.print();
+                    0
+                }
+                // bare `promptgate`: the help, as a usage error
+                DisplayHelpOnMissingArgumentOrSubcommand => {
+                    let _ = e.print();
+                    code::USAGE
+                }
+                _ => {
+                    let args: Vec<String> = std::env::args().skip(1).collect();
+                    eprintln!("promptgate: {}", usage_line(&e, &args));
+                    code::USAGE
+                }
             };
         }
     };
@@ -327,4 +343,42 @@ pub fn main() -> i32 {
             e.exit_code()
         }
     }
+}
+
+/// A clap error as one line: the error, its tips, and where to read more
+/// (`unexpected argument '--wait-bussy' found (tip: a similar argument exists:
+/// '--wait-busy'); try 'promptgate send --help'`). `args` (without argv[0])
+/// name the subcommand whose help to point at.
+pub fn usage_line(e: &clap::Error, args: &[String]) -> String {
+    let text = e.render().to_string();
+    let paras = text.split("\n\n").map(str::trim).filter(|p| !p.is_empty());
+    let join = |p: &str| p.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut line = String::new();
+    for p in paras {
+        if let Some(tip) = p.strip_prefix("tip:") {
+            line += &format!(" (tip: {})", join(tip.trim()));
+        } else if line.is_empty() {
+            line = join(p.strip_prefix("error:").unwrap_or(p).trim());
+        }
+    }
+    if line.is_empty() {
+        line = "invalid arguments".into();
+    }
+    format!("{line}; try '{} --help'", command_path(args))
+}
+
+/// `promptgate send`, `promptgate queue add`: the subcommands named in `args`
+/// (up to `--`).
+fn command_path(args: &[String]) -> String {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut path = vec!["promptgate".to_string()];
+    for a in args.iter().take_while(|a| *a != "--") {
+        let Some(sub) = cmd.find_subcommand(a).cloned() else {
+            continue;
+        };
+        path.push(sub.get_name().to_string());
+        cmd = sub;
+    }
+    path.join(" ")
 }
