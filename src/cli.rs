@@ -13,14 +13,15 @@ pub struct Cli {
         short = 'L',
         global = true,
         value_name = "NAME",
+        value_parser = non_empty,
         conflicts_with = "socket_path"
     )]
     pub socket_name: Option<String>,
     /// tmux server socket path (like `tmux -S`)
-    #[arg(short = 'S', global = true, value_name = "PATH")]
+    #[arg(short = 'S', global = true, value_name = "PATH", value_parser = non_empty)]
     pub socket_path: Option<String>,
     /// Run tmux on HOST over ssh (same as PROMPTGATE_TMUX="ssh HOST tmux")
-    #[arg(long, global = true, value_name = "HOST")]
+    #[arg(long, global = true, value_name = "HOST", value_parser = non_empty)]
     pub host: Option<String>,
     /// Agent profiles file (default: $XDG_CONFIG_HOME/promptgate/agents.toml)
     #[arg(long, global = true, value_name = "FILE", env = "PROMPTGATE_PROFILES")]
@@ -63,7 +64,7 @@ pub enum Command {
 #[derive(Args, Debug, Clone)]
 pub struct Target {
     /// Target pane (`%3`, `session`, `session:1.2`); default: the current pane
-    #[arg(short = 't', long = "target", value_name = "PANE")]
+    #[arg(short = 't', long = "target", value_name = "PANE", value_parser = pane_target)]
     pub target: Option<String>,
     /// Use this agent profile instead of identifying the agent
     #[arg(long, value_name = "NAME")]
@@ -155,7 +156,7 @@ pub struct WaitArgs {
 #[derive(Args, Debug)]
 pub struct SendArgs {
     /// Target pane (`%3`, `session`, `session:1.2`); repeat for several. Default: the current pane
-    #[arg(short = 't', long = "target", value_name = "PANE")]
+    #[arg(short = 't', long = "target", value_name = "PANE", value_parser = pane_target)]
     pub targets: Vec<String>,
     /// Use this agent profile; with no -t, send to every pane of this agent
     #[arg(long, value_name = "NAME")]
@@ -164,7 +165,7 @@ pub struct SendArgs {
     #[arg(long, conflicts_with = "targets")]
     pub all_agents: bool,
     /// Limit --all-agents / --agent to this session
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = non_empty)]
     pub session: Option<String>,
     /// Wait through busy, up to a long timeout (at least 10 minutes): the one-shot queue
     #[arg(long)]
@@ -267,7 +268,7 @@ pub enum QueueCmd {
 #[derive(Args, Debug)]
 pub struct QueueAddArgs {
     /// Target pane; default: the current pane
-    #[arg(short = 't', long = "target", value_name = "PANE")]
+    #[arg(short = 't', long = "target", value_name = "PANE", value_parser = pane_target)]
     pub target: Option<String>,
     /// Agent profile to use for this pane
     #[arg(long, value_name = "NAME")]
@@ -311,6 +312,23 @@ pub struct DemoArgs {
     pub keep: bool,
 }
 
+/// A `-t` value: never empty or blank, which tmux would read as "the current
+/// pane" (a script's `-t "$PANE"` with `PANE` unset must not send anywhere).
+fn pane_target(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("an empty target names no pane (give a pane such as %3 or work:1.0)".into());
+    }
+    Ok(s.to_string())
+}
+
+/// A name or path that must not be empty or blank.
+fn non_empty(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("must not be empty".into());
+    }
+    Ok(s.to_string())
+}
+
 /// Parse, run, map errors to exit codes. `main` is only this.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
@@ -352,7 +370,7 @@ pub fn main() -> i32 {
 pub fn usage_line(e: &clap::Error, args: &[String]) -> String {
     let text = e.render().to_string();
     let paras = text.split("\n\n").map(str::trim).filter(|p| !p.is_empty());
-    let join = |p: &str| p.split_whitespace().collect::<Vec<_>>().join(" ");
+    let join = |p: &str| p.lines().map(str::trim).collect::<Vec<_>>().join(" ");
     let mut line = String::new();
     for p in paras {
         if let Some(tip) = p.strip_prefix("tip:") {

@@ -100,3 +100,44 @@ fn a_body_that_begins_with_a_dash_goes_after_double_dash() {
         assert!(help.contains("after `--`"), "{cmd:?} help: {help}");
     }
 }
+
+#[test]
+fn an_empty_or_blank_target_is_exit_2_for_every_command_that_takes_t() {
+    let (srv, pane, t) = ready_claude();
+    let qdir = srv.dir.path().join("queue");
+    for empty in ["", " ", "\t"] {
+        for args in [
+            vec!["send", "-t", empty, "hello"],
+            vec!["send", "-t", &pane, "-t", empty, "hello"],
+            vec!["send", "--target", empty, "--force", "hello"],
+            vec!["state", "-t", empty],
+            vec!["explain", "-t", empty],
+            vec!["wait", "-t", empty],
+            vec!["capture", "-t", empty, "-o", "/nonexistent/x"],
+            vec!["queue", "add", "-t", empty, "hello"],
+        ] {
+            // inside tmux, where tmux itself would read an empty target as this pane
+            let o = srv
+                .pg_cmd(&args)
+                .env("TMUX_PANE", &pane)
+                .env("PROMPTGATE_QUEUE_DIR", &qdir)
+                .output()
+                .unwrap();
+            assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+            one_line_error(&o);
+            assert!(stderr(&o).contains("empty target"), "{}", stderr(&o));
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(prompts(&t).is_empty(), "nothing was sent");
+    assert!(!qdir.exists() || std::fs::read_dir(&qdir).unwrap().next().is_none());
+    for args in [
+        ["-L", "", "state"],
+        ["-S", " ", "state"],
+        ["--host", "", "state"],
+    ] {
+        let o = run(&args);
+        assert_eq!(code(&o), 2, "{args:?}");
+        one_line_error(&o);
+    }
+}
