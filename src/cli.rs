@@ -123,14 +123,14 @@ pub struct CaptureArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct GateFlags {
-    /// Give up after this many seconds
-    #[arg(long, default_value_t = 15.0, value_name = "SECS")]
+    /// Give up after this many seconds (0 to 86400)
+    #[arg(long, default_value_t = 15.0, value_name = "SECS", value_parser = secs(DAY), allow_negative_numbers = true)]
     pub timeout: f64,
-    /// Poll interval
-    #[arg(long, default_value_t = 25, value_name = "MS")]
+    /// Poll interval (1 to 60000)
+    #[arg(long, default_value_t = 25, value_name = "MS", value_parser = ms(1, MINUTE_MS), allow_negative_numbers = true)]
     pub interval: u64,
-    /// The screen must hold still this long
-    #[arg(long, default_value_t = 100, value_name = "MS")]
+    /// The screen must hold still this long (0 to 60000)
+    #[arg(long, default_value_t = 100, value_name = "MS", value_parser = ms(0, MINUTE_MS), allow_negative_numbers = true)]
     pub stable: u64,
     /// Wait through `busy` instead of failing on it
     #[arg(long)]
@@ -138,8 +138,8 @@ pub struct GateFlags {
     /// Wait through dialogs (never typing into them) until someone closes them
     #[arg(long)]
     pub wait_dialog: bool,
-    /// After a cold start, the ready screen must hold still this long [default: the profile's startup_settle_ms]
-    #[arg(long, value_name = "MS")]
+    /// After a cold start, the ready screen must hold still this long (0 to 60000) [default: the profile's startup_settle_ms]
+    #[arg(long, value_name = "MS", value_parser = ms(0, MINUTE_MS), allow_negative_numbers = true)]
     pub settle: Option<u64>,
 }
 
@@ -170,8 +170,8 @@ pub struct SendArgs {
     /// Wait through busy, up to a long timeout (at least 10 minutes): the one-shot queue
     #[arg(long)]
     pub when_ready: bool,
-    /// Fan-out: at least this long between two targets' submit keys (they never overlap)
-    #[arg(long, default_value_t = 2, value_name = "MS")]
+    /// Fan-out: at least this long between two targets' submit keys (they never overlap; 0 to 60000)
+    #[arg(long, default_value_t = 2, value_name = "MS", value_parser = ms(0, MINUTE_MS), allow_negative_numbers = true)]
     pub stagger: u64,
     #[command(flatten)]
     pub gate: GateFlags,
@@ -184,14 +184,14 @@ pub struct SendArgs {
     /// Clear a draft in the composer first instead of refusing
     #[arg(long)]
     pub replace_draft: bool,
-    /// Seconds to watch for the receipt after the submit key
-    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    /// Seconds to watch for the receipt after the submit key (0 to 3600)
+    #[arg(long, default_value_t = 10.0, value_name = "SECS", value_parser = secs(HOUR), allow_negative_numbers = true)]
     pub verify_timeout: f64,
     /// Do not watch for a receipt (exit 0 once the submit key is sent)
     #[arg(long)]
     pub no_verify: bool,
-    /// Seconds to wait for another sender to this pane to finish
-    #[arg(long, default_value_t = 120.0, value_name = "SECS")]
+    /// Seconds to wait for another sender to this pane to finish (0 to 86400)
+    #[arg(long, default_value_t = 120.0, value_name = "SECS", value_parser = secs(DAY), allow_negative_numbers = true)]
     pub lock_timeout: f64,
     /// Print the receipt as JSON
     #[arg(long)]
@@ -282,17 +282,17 @@ pub struct QueueRunArgs {
     /// Stop when nothing more can be delivered now (or the queue is empty)
     #[arg(long)]
     pub once: bool,
-    /// Stop after this many seconds
-    #[arg(long, value_name = "SECS")]
+    /// Stop after this many seconds (0 to 31536000, a year)
+    #[arg(long, value_name = "SECS", value_parser = secs(YEAR), allow_negative_numbers = true)]
     pub max_secs: Option<f64>,
-    /// Pause between rounds when nothing moved
-    #[arg(long, default_value_t = 200, value_name = "MS")]
+    /// Pause between rounds when nothing moved (1 to 60000)
+    #[arg(long, default_value_t = 200, value_name = "MS", value_parser = ms(1, MINUTE_MS), allow_negative_numbers = true)]
     pub interval: u64,
-    /// How long one delivery waits for its pane (busy is waited through)
-    #[arg(long, default_value_t = 2.0, value_name = "SECS")]
+    /// How long one delivery waits for its pane, busy waited through (0 to 86400)
+    #[arg(long, default_value_t = 2.0, value_name = "SECS", value_parser = secs(DAY), allow_negative_numbers = true)]
     pub gate_timeout: f64,
-    /// Seconds to watch for each receipt
-    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    /// Seconds to watch for each receipt (0 to 3600)
+    #[arg(long, default_value_t = 10.0, value_name = "SECS", value_parser = secs(HOUR), allow_negative_numbers = true)]
     pub verify_timeout: f64,
 }
 
@@ -310,6 +310,44 @@ pub struct DemoArgs {
     /// Leave the demo server running and print how to attach
     #[arg(long)]
     pub keep: bool,
+}
+
+/// The largest values of the numeric flags: every number is checked when the
+/// command line is parsed, so none can overflow a clock later (issue 15).
+pub const MINUTE_MS: u64 = 60_000;
+pub const HOUR: f64 = 3_600.0;
+pub const DAY: f64 = 86_400.0;
+pub const YEAR: f64 = 31_536_000.0;
+
+/// A number of seconds: finite, from 0 to `max` (decimals allowed).
+pub fn secs(max: f64) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
+    move |s: &str| {
+        let range = || format!("a number of seconds from 0 to {max}");
+        let v: f64 = s.trim().parse().map_err(|_| format!("not {}", range()))?;
+        if !v.is_finite() {
+            return Err(format!("not finite: give {}", range()));
+        }
+        if !(0.0..=max).contains(&v) {
+            return Err(format!("out of range: give {}", range()));
+        }
+        Ok(v)
+    }
+}
+
+/// A whole number of milliseconds from `min` to `max`.
+pub fn ms(
+    min: u64,
+    max: u64,
+) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+    move |s: &str| {
+        let range = || format!("a whole number of milliseconds from {min} to {max}");
+        let v: u64 = match s.trim().parse::<i128>() {
+            Ok(v) if (min as i128..=max as i128).contains(&v) => v as u64,
+            Ok(_) => return Err(format!("out of range: give {}", range())),
+            Err(_) => return Err(format!("not {}", range())),
+        };
+        Ok(v)
+    }
 }
 
 /// A `-t` value: never empty or blank, which tmux would read as "the current

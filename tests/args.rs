@@ -141,3 +141,289 @@ fn an_empty_or_blank_target_is_exit_2_for_every_command_that_takes_t() {
         one_line_error(&o);
     }
 }
+
+/// Every numeric flag of every command, with a value that parses.
+const NUMERIC: &[(&[&str], &str)] = &[
+    (&["send", "-t", "%0"], "--timeout"),
+    (&["send", "-t", "%0"], "--interval"),
+    (&["send", "-t", "%0"], "--stable"),
+    (&["send", "-t", "%0"], "--settle"),
+    (&["send", "-t", "%0"], "--stagger"),
+    (&["send", "-t", "%0"], "--verify-timeout"),
+    (&["send", "-t", "%0"], "--lock-timeout"),
+    (&["wait", "-t", "%0"], "--timeout"),
+    (&["wait", "-t", "%0"], "--interval"),
+    (&["wait", "-t", "%0"], "--stable"),
+    (&["wait", "-t", "%0"], "--settle"),
+    (&["queue", "run"], "--max-secs"),
+    (&["queue", "run"], "--interval"),
+    (&["queue", "run"], "--gate-timeout"),
+    (&["queue", "run"], "--verify-timeout"),
+    (&["watch"], "--interval"),
+    (&["watch"], "--display-ms"),
+];
+
+#[test]
+fn every_numeric_flag_rejects_inf_nan_negative_and_huge_values_with_exit_2() {
+    // no server: a value that got past the parser would end in exit 4, not 2
+    let none = format!("promptgate-test-none-{}", std::process::id());
+    for (cmd, flag) in NUMERIC {
+        for bad in [
+            "inf",
+            "-inf",
+            "nan",
+            "NaN",
+            "-1",
+            "1e308",
+            "1e400",
+            "",
+            "x",
+            "18446744073709551616",
+        ] {
+            let mut args = vec!["-L", &none];
+            args.extend_from_slice(cmd);
+            let joined = format!("{flag}={bad}");
+            args.push(&joined);
+            if cmd[0] == "send" {
+                args.push("body");
+            }
+            let o = run(&args);
+            assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+            one_line_error(&o);
+            assert!(stderr(&o).contains(flag), "names the flag: {}", stderr(&o));
+            // and as a separate word
+            let pos = args.len() - if cmd[0] == "send" { 2 } else { 1 };
+            args.splice(pos..=pos, [*flag, bad]);
+            let o = run(&args);
+            assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+            one_line_error(&o);
+        }
+    }
+}
+
+#[test]
+fn the_largest_documented_values_deliver_without_a_panic() {
+    let (srv, pane, t) = ready_claude();
+    let o = srv.pg(&[
+        "send",
+        "-t",
+        &pane,
+        "--timeout",
+        "86400",
+        "--verify-timeout",
+        "3600",
+        "--lock-timeout",
+        "86400",
+        "--interval",
+        "60000",
+        "--stable",
+        "0",
+        "--settle",
+        "0",
+        "--stagger",
+        "60000",
+        "largest",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(prompts(&t), vec!["largest"]);
+}
+
+mod props {
+    //! No command line, however hostile, makes the parser (or the one-line usage
+    //! error) panic, and whatever parses holds numbers that no clock overflows on.
+    //! Also: detect, over arbitrary screens, never panics.
+
+    use clap::Parser;
+    use promptgate::cli::{Cli, Command, QueueCmd, DAY, HOUR, MINUTE_MS, YEAR};
+    use promptgate::cmd::secs;
+    use proptest::prelude::*;
+    use std::time::{Duration, Instant};
+
+    const WORDS: &[&str] = &[
+        "send",
+        "wait",
+        "state",
+        "explain",
+        "detect",
+        "capture",
+        "plan",
+        "profiles",
+        "queue",
+        "add",
+        "run",
+        "list",
+        "drop",
+        "status",
+        "watch",
+        "demo",
+        "completions",
+        "man",
+        "bash",
+        "-t",
+        "--target",
+        "-f",
+        "--file",
+        "-",
+        "--",
+        "-L",
+        "-S",
+        "--host",
+        "--json",
+        "--agent",
+        "--every",
+        "--all-agents",
+        "--session",
+        "--timeout",
+        "--interval",
+        "--stable",
+        "--settle",
+        "--stagger",
+        "--verify-timeout",
+        "--lock-timeout",
+        "--max-secs",
+        "--gate-timeout",
+        "--display-ms",
+        "--wait-busy",
+        "--force",
+        "--when-ready",
+        "--no-verify",
+        "--once",
+        "--help",
+        "-h",
+        "--version",
+        "claude",
+        "%0",
+        "inf",
+        "-inf",
+        "nan",
+        "-1",
+        "1e308",
+        "0",
+        "86400",
+        "86400.0001",
+        "60000",
+        "60001",
+        "18446744073709551615",
+        "",
+        " ",
+        "\t",
+        "=",
+        "--timeout=inf",
+        "--interval=-0",
+        "-t=",
+        "-tx",
+        "--x",
+        "-",
+        "é",
+        "\u{202e}",
+        "fix it",
+    ];
+
+    fn word() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => prop::sample::select(WORDS).prop_map(str::to_string),
+            1 => any::<String>(),
+            1 => (any::<f64>()).prop_map(|f| f.to_string()),
+            1 => (any::<i64>()).prop_map(|i| i.to_string()),
+        ]
+    }
+
+    fn checked(s: f64, max: f64) {
+        assert!(s.is_finite() && (0.0..=max).contains(&s), "{s} past {max}");
+        let _ = Instant::now() + secs(s);
+    }
+
+    fn checked_ms(ms: u64) {
+        assert!(ms <= 10 * MINUTE_MS, "{ms}");
+        let _ = Instant::now() + Duration::from_millis(ms);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn no_command_line_makes_the_parser_panic(
+            head in prop::sample::select(&["", "send", "wait", "queue run", "watch", "plan --agent claude"][..]),
+            rest in prop::collection::vec(word(), 0..12),
+        ) {
+            let words: Vec<String> = head.split_whitespace().map(str::to_string).chain(rest).collect();
+            let argv: Vec<String> = std::iter::once("promptgate".to_string()).chain(words.iter().cloned()).collect();
+            match Cli::try_parse_from(&argv) {
+                Err(e) => {
+                    let line = promptgate::cli::usage_line(&e, &words);
+                    prop_assert!(!line.contains('\n'), "{line:?}");
+                }
+                Ok(cli) => match cli.command {
+                    Command::Send(a) => {
+                        for t in &a.targets {
+                            prop_assert!(!t.trim().is_empty());
+                        }
+                        checked(a.gate.timeout, DAY);
+                        checked(a.verify_timeout, HOUR);
+                        checked(a.lock_timeout, DAY);
+                        for ms in [a.gate.interval, a.gate.stable, a.gate.settle.unwrap_or(0), a.stagger] {
+                            checked_ms(ms);
+                        }
+                    }
+                    Command::Wait(a) => {
+                        prop_assert!(a.t.target.is_none_or(|t| !t.trim().is_empty()));
+                        checked(a.gate.timeout, DAY);
+                        for ms in [a.gate.interval, a.gate.stable, a.gate.settle.unwrap_or(0)] {
+                            checked_ms(ms);
+                        }
+                    }
+                    Command::Queue(q) => if let QueueCmd::Run(r) = q.cmd {
+                        checked(r.max_secs.unwrap_or(0.0), YEAR);
+                        checked(r.gate_timeout, DAY);
+                        checked(r.verify_timeout, HOUR);
+                        checked_ms(r.interval);
+                    },
+                    Command::Watch(w) => {
+                        checked_ms(w.interval);
+                        checked_ms(w.display_ms);
+                    }
+                    _ => {}
+                },
+            }
+        }
+
+        #[test]
+        fn secs_never_panics(s in any::<f64>()) {
+            let _ = Instant::now() + secs(s);
+        }
+
+        #[test]
+        fn detect_never_panics_on_an_arbitrary_screen(
+            rows in prop::collection::vec(
+                prop_oneof![
+                    any::<String>(),
+                    prop::sample::select(&[
+                        "❯\u{a0}", "› ", " > ", "─────", "esc to interrupt", "Do you trust",
+                        "❯ 1. Yes", "[Pasted text #1 +3 lines]", "",
+                    ][..]).prop_map(str::to_string),
+                ],
+                0..40,
+            ),
+            cursor in prop::option::of((0usize..300, 0usize..60)),
+            w in 0usize..300,
+            h in 0usize..60,
+            flags in any::<(bool, bool, bool, Option<bool>)>(),
+        ) {
+            let meta = format!(
+                "pane_width={w}\npane_height={h}\n{}pane_in_mode={}\npane_dead={}\nalternate_on={}\n{}",
+                cursor.map(|(x, y)| format!("cursor_x={x}\ncursor_y={y}\n")).unwrap_or_default(),
+                flags.0 as u8, flags.1 as u8, flags.2 as u8,
+                flags.3.map(|v| format!("cursor_flag={}\n", v as u8)).unwrap_or_default(),
+            );
+            let screen = promptgate::screen::Screen::from_capture(&rows.join("\n"), &meta);
+            for p in profiles().iter() {
+                let _ = promptgate::detect::detect(p, &screen);
+            }
+        }
+    }
+
+    fn profiles() -> &'static promptgate::profile::Profiles {
+        static P: std::sync::OnceLock<promptgate::profile::Profiles> = std::sync::OnceLock::new();
+        P.get_or_init(promptgate::profile::Profiles::builtin)
+    }
+}

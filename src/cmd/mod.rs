@@ -255,6 +255,11 @@ fn read_stdin() -> Result<Vec<u8>> {
     Ok(v)
 }
 
+/// Seconds as a Duration. The parser already bounds every flag; this never
+/// panics whatever it is given (NaN is 0, anything past a year is a year).
 pub fn secs(s: f64) -> std::time::Duration {
-    std::time::Duration::from_secs_f64(s.max(0.0))
+    if s.is_nan() {
+        return std::time::Duration::ZERO;
+    }
+    std::time::Duration::from_secs_f64(s.clamp(0.0, crate::cli::YEAR))
 }
