@@ -78,7 +78,7 @@ pub struct StateArgs {
     /// Every pane of the server
     #[arg(long, conflicts_with = "target")]
     pub all: bool,
-    /// One JSON object per pane
+    /// One JSON object per pane (an error: one object with exit_code and error)
     #[arg(long)]
     pub json: bool,
 }
@@ -87,6 +87,7 @@ pub struct StateArgs {
 pub struct ExplainArgs {
     #[command(flatten)]
     pub t: Target,
+    /// Print the rules and the verdict as one JSON object
     #[arg(long)]
     pub json: bool,
 }
@@ -102,6 +103,7 @@ pub struct DetectArgs {
     /// Its `.meta` (default: the screen file with extension .meta, if present)
     #[arg(long, value_name = "FILE")]
     pub meta: Option<PathBuf>,
+    /// Print the verdict as one JSON object
     #[arg(long)]
     pub json: bool,
     /// Also print every rule tried
@@ -149,6 +151,7 @@ pub struct WaitArgs {
     pub t: Target,
     #[command(flatten)]
     pub gate: GateFlags,
+    /// Print the gate's result as one JSON object (with exit_code and error)
     #[arg(long)]
     pub json: bool,
 }
@@ -193,7 +196,7 @@ pub struct SendArgs {
     /// Seconds to wait for another sender to this pane to finish (0 to 86400)
     #[arg(long, default_value_t = 120.0, value_name = "SECS", value_parser = secs(DAY), allow_negative_numbers = true)]
     pub lock_timeout: f64,
-    /// Print the receipt as JSON
+    /// Print the receipt as one JSON object; any error too (with exit_code and error)
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -229,6 +232,7 @@ pub struct PlanArgs {
     /// Agent profile whose delivery capability to use
     #[arg(long, value_name = "NAME")]
     pub agent: String,
+    /// Print the agent, its capability and the plan as one JSON object
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -240,6 +244,7 @@ pub struct ProfilesArgs {
     /// Print this profile as TOML (a starting point for agents.toml)
     #[arg(long, value_name = "NAME")]
     pub show: Option<String>,
+    /// One JSON object per profile (with --show: the profile as JSON)
     #[arg(long)]
     pub json: bool,
 }
@@ -256,6 +261,7 @@ pub enum QueueCmd {
     Add(QueueAddArgs),
     /// List queued prompts: id, server, pane, phase, last receipt, preview
     List {
+        /// One JSON object per queued prompt
         #[arg(long)]
         json: bool,
     },
@@ -385,18 +391,63 @@ pub fn main() -> i32 {
                 }
                 _ => {
                     let args: Vec<String> = std::env::args().skip(1).collect();
-                    eprintln!("promptgate: {}", usage_line(&e, &args));
+                    let line = usage_line(&e, &args);
+                    eprintln!("promptgate: {line}");
+                    // `--json` among the flags: the usage error as JSON too
+                    if args
+                        .iter()
+                        .take_while(|a| *a != "--")
+                        .any(|a| a == "--json")
+                    {
+                        let _ = crate::cmd::out_json(&error_json(&line, code::USAGE, None));
+                    }
                     code::USAGE
                 }
             };
         }
     };
+    let json = cli.command.json();
+    let send = matches!(cli.command, Command::Send(_));
     match crate::cmd::run(cli) {
         Ok(code) => code,
         Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
         Err(e) => {
             eprintln!("promptgate: {e}");
+            // with --json, every outcome is one JSON object on stdout
+            if json && !crate::cmd::reported() {
+                let receipt = send.then_some("not-sent");
+                let _ = crate::cmd::out_json(&error_json(&e.to_string(), e.exit_code(), receipt));
+            }
             e.exit_code()
+        }
+    }
+}
+
+/// An error as the one JSON object of a `--json` command: `{"error", "exit_code"}`,
+/// and for `send` `"receipt": "not-sent"`.
+fn error_json(msg: &str, code: i32, receipt: Option<&str>) -> serde_json::Value {
+    let mut v = serde_json::json!({"error": msg, "exit_code": code});
+    if let Some(r) = receipt {
+        v["receipt"] = r.into();
+    }
+    v
+}
+
+impl Command {
+    /// Whether the command was asked for JSON (`--json`).
+    pub fn json(&self) -> bool {
+        match self {
+            Command::State(a) => a.json,
+            Command::Explain(a) => a.json,
+            Command::Detect(a) => a.json,
+            Command::Wait(a) => a.json,
+            Command::Send(a) => a.json,
+            Command::Plan(a) => a.json,
+            Command::Profiles(a) => a.json,
+            Command::Queue(QueueArgs {
+                cmd: QueueCmd::List { json },
+            }) => *json,
+            _ => false,
         }
     }
 }

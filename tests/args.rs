@@ -427,3 +427,105 @@ mod props {
         P.get_or_init(promptgate::profile::Profiles::builtin)
     }
 }
+
+/// stdout is exactly one JSON object whose `exit_code` is the exit status and
+/// that has an `error` (a string unless the command succeeded).
+fn one_json_object(o: &std::process::Output) -> serde_json::Value {
+    let text = out(o);
+    assert_eq!(
+        text.trim().lines().count(),
+        1,
+        "one line on stdout: {text:?}"
+    );
+    let v: serde_json::Value = serde_json::from_str(text.trim()).expect("JSON");
+    assert_eq!(v["exit_code"], code(o), "{v}");
+    if code(o) != 0 {
+        assert!(v["error"].as_str().is_some_and(|e| !e.is_empty()), "{v}");
+    } else {
+        assert!(v.get("error").is_none() || v["error"].is_null(), "{v}");
+    }
+    v
+}
+
+#[test]
+fn with_json_every_outcome_is_one_json_object_with_exit_code_and_error() {
+    let none = format!("promptgate-test-none-{}", std::process::id());
+    // no server
+    for args in [
+        vec!["-L", &none, "send", "-t", "%0", "--json", "hi"],
+        vec!["-L", &none, "wait", "-t", "%0", "--json"],
+        vec!["-L", &none, "state", "-t", "%0", "--json"],
+        vec!["-L", &none, "explain", "-t", "%0", "--json"],
+    ] {
+        let o = run(&args);
+        assert_eq!(code(&o), 4, "{args:?}");
+        one_json_object(&o);
+    }
+    // usage errors after parsing, and from the parser itself
+    for args in [
+        vec!["send", "--json", "no target"],
+        vec!["wait", "--json"],
+        vec!["send", "-t", "%0", "--jsno", "--json", "x"],
+        vec!["send", "-t", "", "--json", "x"],
+        vec!["wait", "-t", "%0", "--timeout", "inf", "--json"],
+    ] {
+        let o = run(&args);
+        assert_eq!(code(&o), 2, "{args:?}");
+        one_json_object(&o);
+    }
+    // unknown agent, unreadable screen, bad body
+    let o = run(&["plan", "--agent", "nope", "--json", "x"]);
+    assert_eq!(code(&o), 7);
+    one_json_object(&o);
+    let o = run(&[
+        "detect",
+        "--agent",
+        "claude",
+        "--screen",
+        "/nonexistent",
+        "--json",
+    ]);
+    assert_eq!(code(&o), 9);
+    one_json_object(&o);
+    let mut c = std::process::Command::new(bin());
+    c.args(["-L", &none, "send", "-t", "%0", "--json", "-f", "-"]);
+    let o = output_with_stdin(&mut c, b"  \n");
+    assert_eq!(code(&o), 10);
+    assert_eq!(one_json_object(&o)["receipt"], "not-sent");
+
+    let (srv, pane, t) = ready_claude();
+    // missing pane
+    for args in [
+        vec!["send", "-t", "%999", "--json", "hi"],
+        vec!["wait", "-t", "%999", "--json"],
+        vec!["state", "-t", "%999", "--json"],
+    ] {
+        let o = srv.pg(&args);
+        assert_eq!(code(&o), 5, "{args:?}: {}", stderr(&o));
+        one_json_object(&o);
+    }
+    // a refusal: a shell pane
+    let sh = srv.window(&["sh"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let o = srv.pg(&["send", "-t", &sh, "--json", "echo no"]);
+    assert_eq!(code(&o), 24, "{}", stderr(&o));
+    assert_eq!(one_json_object(&o)["receipt"], "not-sent");
+    let o = srv.pg(&["wait", "-t", &sh, "--timeout", "1", "--json"]);
+    assert_eq!(code(&o), 24, "{}", stderr(&o));
+    one_json_object(&o);
+    // success
+    let o = srv.pg(&["wait", "-t", &pane, "--json"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    one_json_object(&o);
+    let o = srv.pg(&["send", "-t", &pane, "--json", "ok"]);
+    assert_eq!(one_json_object(&o)["receipt"], "consumed");
+    assert_eq!(prompts(&t), vec!["ok"]);
+    // --json has help text on every command that takes it
+    for cmd in [
+        "wait", "plan", "state", "explain", "detect", "send", "profiles",
+    ] {
+        let help = out(&run(&[cmd, "--help"]));
+        let line = help.lines().find(|l| l.contains("--json")).unwrap_or("");
+        assert!(line.contains("JSON"), "{cmd} --help: {line:?}");
+    }
+}

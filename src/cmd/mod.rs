@@ -211,6 +211,20 @@ pub fn refusal(state: &State, reason: &str, timed_out: bool) -> Error {
     })
 }
 
+static REPORTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Print the one JSON object that reports how a `--json` command ended (a
+/// receipt, or an error); once it is out, `main` prints no other.
+pub fn out_json(v: &serde_json::Value) -> Result<()> {
+    REPORTED.store(true, std::sync::atomic::Ordering::SeqCst);
+    out(&v.to_string())
+}
+
+/// Whether [`out_json`] has reported the outcome already.
+pub fn reported() -> bool {
+    REPORTED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// Print a line to stdout; a closed pipe ends the command quietly (exit 0).
 pub fn out(line: &str) -> Result<()> {
     let mut o = std::io::stdout().lock();

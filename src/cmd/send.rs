@@ -31,18 +31,28 @@ pub fn run(server: &Server, profiles: &Profiles, a: SendArgs) -> Result<i32> {
             Some(t) => t.clone(),
             None => target(&None)?,
         };
-        let o = deliver_to(server, profiles, &a, &t, &raw, &shared, None);
-        if let Some(rec) = &o.rec {
+        let mut o = deliver_to(server, profiles, &a, &t, &raw, &shared, None);
+        // a receipt other than consumed says why, in `error`, as the stderr line does
+        let why = o.rec.as_ref().map(|rec| {
+            let r = rec["receipt"].as_str().unwrap_or("?");
+            let ev = rec["evidence"]["rule"].as_str().unwrap_or("");
+            format!("receipt {r} ({ev}) for {}", o.pane)
+        });
+        if let Some(rec) = o.rec.as_mut() {
+            if o.code != 0 && rec.get("error").is_none() {
+                rec["error"] = why.clone().unwrap_or_default().into();
+            }
             finish(rec, a.json)?;
+        } else if let Some(e) = o.err.as_ref().filter(|_| a.json) {
+            super::out_json(
+                &json!({"pane": o.pane, "receipt": "not-sent", "error": e.to_string(), "exit_code": o.code}),
+            )?;
         }
         if let Some(e) = o.err {
             return Err(e);
         }
         if o.code != 0 && !a.json {
-            let rec = o.rec.unwrap_or_default();
-            let r = rec["receipt"].as_str().unwrap_or("?");
-            let ev = rec["evidence"]["rule"].as_str().unwrap_or("");
-            eprintln!("promptgate: receipt {r} ({ev}) for {}", o.pane);
+            eprintln!("promptgate: {}", why.unwrap_or_default());
         }
         return Ok(o.code);
     }
@@ -92,7 +102,9 @@ pub fn run(server: &Server, profiles: &Profiles, a: SendArgs) -> Result<i32> {
         .collect();
     let summary = format!("{consumed} of {total} consumed");
     if a.json {
-        out(&json!({"targets": rows, "summary": {"consumed": consumed, "total": total, "text": summary}, "exit_code": exit}).to_string())?;
+        super::out_json(
+            &json!({"targets": rows, "summary": {"consumed": consumed, "total": total, "text": summary}, "exit_code": exit}),
+        )?;
     } else {
         for r in &rows {
             let why = r["error"]
@@ -382,7 +394,7 @@ fn receipt_code(r: &Receipt) -> i32 {
 fn finish(rec: &serde_json::Value, json: bool) -> Result<()> {
     crate::log::append(rec);
     if json {
-        out(&rec.to_string())?;
+        super::out_json(rec)?;
     } else if rec["receipt"] == "consumed" {
         out(&format!(
             "{}\t{}\tconsumed\t{} bytes, {}, gate {} ms",

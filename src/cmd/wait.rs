@@ -78,13 +78,16 @@ pub fn run(server: &Server, profiles: &Profiles, a: WaitArgs) -> Result<i32> {
     let mut tmux = Control::new(server.clone(), &pane);
     let o = opts(&a.gate);
     let (agent, r) = gate(&mut tmux, profiles, a.t.agent.as_deref(), &pane, &o)?;
+    let e = (!r.ready).then(|| refusal(&r.state, &r.reason, r.timed_out));
     if a.json {
         let mut v = serde_json::to_value(&r).unwrap_or_default();
         v["pane"] = pane.clone().into();
         v["agent"] = agent.clone().into();
         v["state"] = r.state.to_string().into();
         v["control_mode"] = tmux.connected().into();
-        out(&v.to_string())?;
+        v["exit_code"] = e.as_ref().map_or(0, |e| e.exit_code()).into();
+        v["error"] = e.as_ref().map(|e| e.to_string()).into();
+        super::out_json(&v)?;
     } else if r.ready {
         out(&format!(
             "{pane}\t{}\tready\twaited {} ms, {} polls: {}",
@@ -94,12 +97,9 @@ pub fn run(server: &Server, profiles: &Profiles, a: WaitArgs) -> Result<i32> {
             r.reason
         ))?;
     }
-    if r.ready {
-        return Ok(0);
+    match e {
+        None => Ok(0),
+        Some(e) if a.json => Ok(e.exit_code()),
+        Some(e) => Err(e),
     }
-    let e = refusal(&r.state, &r.reason, r.timed_out);
-    if a.json {
-        return Ok(e.exit_code());
-    }
-    Err(e)
 }
