@@ -161,13 +161,16 @@ pub struct SendArgs {
     /// Target pane (`%3`, `session`, `session:1.2`); repeat for several. Default: the current pane
     #[arg(short = 't', long = "target", value_name = "PANE", value_parser = pane_target)]
     pub targets: Vec<String>,
-    /// Use this agent profile; with no -t, send to every pane of this agent
+    /// Use this agent profile instead of identifying the agent
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
-    /// Send to every agent pane of the server (or of --session)
-    #[arg(long, conflicts_with = "targets")]
+    /// Fan-out: send to every pane of the server that runs this agent (or of --session)
+    #[arg(long, value_name = "AGENT", conflicts_with_all = ["targets", "agent", "all_agents"])]
+    pub every: Option<String>,
+    /// Fan-out: send to every agent pane of the server (or of --session)
+    #[arg(long, conflicts_with_all = ["targets", "agent"])]
     pub all_agents: bool,
-    /// Limit --all-agents / --agent to this session
+    /// Limit --all-agents / --every to this session
     #[arg(long, value_name = "NAME", value_parser = non_empty)]
     pub session: Option<String>,
     /// Wait through busy, up to a long timeout (at least 10 minutes): the one-shot queue

@@ -529,3 +529,53 @@ fn with_json_every_outcome_is_one_json_object_with_exit_code_and_error() {
         assert!(line.contains("JSON"), "{cmd} --help: {line:?}");
     }
 }
+
+#[test]
+fn fan_out_has_its_own_flag_every_and_agent_always_names_the_profile() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let (a, ta) = srv.fake("claude", &[]);
+    let (b, tb) = srv.fake("gemini", &[]);
+    srv.wait_state(&a, "ready", 10.0);
+    srv.wait_state(&b, "ready", 10.0);
+    let o = srv.pg(&[
+        "send",
+        "--every",
+        "gemini",
+        "--session",
+        "main",
+        "only gemini",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(prompts(&tb), vec!["only gemini"]);
+    assert!(prompts(&ta).is_empty());
+    srv.wait_state(&b, "ready", 10.0);
+    // inside tmux, --agent with no -t is the current pane with that profile
+    let o = srv
+        .pg_cmd(&["send", "--agent", "claude", "the current pane"])
+        .env("TMUX_PANE", &a)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(prompts(&ta), vec!["the current pane"]);
+    assert_eq!(prompts(&tb), vec!["only gemini"]);
+    // outside tmux the old fan-out form still works, with a note
+    let o = srv.pg(&["send", "--agent", "gemini", "--wait-busy", "old form"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("--every"), "{}", stderr(&o));
+    assert_eq!(prompts(&tb), vec!["only gemini", "old form"]);
+    // --every does not mix with -t, --agent or --all-agents; --session needs a fan-out
+    for args in [
+        vec!["send", "--every", "claude", "-t", &a, "x"],
+        vec!["send", "--every", "claude", "--agent", "claude", "x"],
+        vec!["send", "--every", "claude", "--all-agents", "x"],
+        vec!["send", "-t", &a, "--session", "main", "x"],
+    ] {
+        let o = srv.pg(&args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        one_line_error(&o);
+    }
+    let o = srv.pg(&["send", "--every", "nope", "x"]);
+    assert_eq!(code(&o), 7);
+    assert_eq!(prompts(&ta), vec!["the current pane"]);
+    assert_eq!(prompts(&tb), vec!["only gemini", "old form"]);
+}

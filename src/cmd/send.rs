@@ -16,15 +16,26 @@ use crate::verify::{judge, Judgement, Receipt};
 use serde_json::json;
 use std::time::Duration;
 
-pub fn run(server: &Server, profiles: &Profiles, a: SendArgs) -> Result<i32> {
+pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32> {
+    // The old fan-out form, `--agent NAME` with no -t outside tmux (where there
+    // is no current pane for it to mean): still every NAME pane, with a note.
+    let fan_out_flag = a.all_agents || a.every.is_some();
+    if a.targets.is_empty() && !fan_out_flag && a.agent.is_some() && target(&None).is_err() {
+        eprintln!("promptgate: note: --agent NAME without -t as a fan-out is deprecated; use --every NAME");
+        a.every = a.agent.take();
+    }
+    if a.session.is_some() && !(a.all_agents || a.every.is_some()) {
+        return Err(Error::Usage(
+            "--session limits a fan-out: give --all-agents or --every AGENT too".into(),
+        ));
+    }
     let raw = read_body(&a.body)?;
     // Refuse a bad body before anything touches a pane.
     sanitise(&raw)?;
-    if let Some(name) = &a.agent {
+    if let Some(name) = a.agent.as_ref().or(a.every.as_ref()) {
         profiles.get(name)?;
     }
-    let fan_out =
-        a.targets.len() > 1 || a.all_agents || (a.targets.is_empty() && a.agent.is_some());
+    let fan_out = a.targets.len() > 1 || a.all_agents || a.every.is_some();
     let shared = Shared::new(Duration::from_millis(a.stagger));
     if !fan_out {
         let t = match a.targets.first() {
@@ -103,7 +114,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: SendArgs) -> Result<i32> {
     let summary = format!("{consumed} of {total} consumed");
     if a.json {
         super::out_json(
-            &json!({"targets": rows, "summary": {"consumed": consumed, "total": total, "text": summary}, "exit_code": exit}),
+            &json!({"targets": rows, "summary": {"consumed": consumed, "total": total, "text": summary}, "exit_code": exit, "error": (exit != 0).then_some(&summary)}),
         )?;
     } else {
         for r in &rows {
@@ -125,7 +136,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: SendArgs) -> Result<i32> {
 }
 
 /// The panes a fan-out goes to: the `-t` list, or every agent pane of the server
-/// (of `--session`, of `--agent`).
+/// (of `--session`, of `--every`).
 fn select_targets(server: &Server, profiles: &Profiles, a: &SendArgs) -> Result<Vec<String>> {
     if !a.targets.is_empty() {
         return Ok(a.targets.clone());
@@ -145,7 +156,7 @@ fn select_targets(server: &Server, profiles: &Profiles, a: &SendArgs) -> Result<
         let Some(agent) = o.identity.agent else {
             continue;
         };
-        if a.agent.as_deref().is_none_or(|want| want == agent) {
+        if a.every.as_deref().is_none_or(|want| want == agent) {
             panes.push(p.id);
         }
     }
