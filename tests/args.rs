@@ -579,3 +579,25 @@ fn fan_out_has_its_own_flag_every_and_agent_always_names_the_profile() {
     assert_eq!(prompts(&ta), vec!["the current pane"]);
     assert_eq!(prompts(&tb), vec!["only gemini", "old form"]);
 }
+
+#[test]
+fn the_plain_receipt_line_shows_what_sanitising_changed() {
+    let (srv, pane, t) = ready_claude();
+    let mut c = srv.pg_cmd(&["send", "-t", &pane, "-f", "-"]);
+    let o = output_with_stdin(&mut c, b"abc \x1b[201~ def \x1b[31m red");
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let line = out(&o);
+    assert!(line.contains("\tconsumed\t"), "{line}");
+    assert!(
+        line.contains(
+            "; 2 changes: removed paste-frame marker ESC[201~ x1, removed control byte x1"
+        ),
+        "{line}"
+    );
+    assert_eq!(prompts(&t), vec!["abc  def [31m red"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    // nothing changed: nothing said
+    let o = srv.pg(&["send", "-t", &pane, "clean"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(!out(&o).contains("change"), "{}", out(&o));
+}

@@ -63,7 +63,8 @@ pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32>
             return Err(e);
         }
         if o.code != 0 && !a.json {
-            eprintln!("promptgate: {}", why.unwrap_or_default());
+            let changes = o.rec.as_ref().map(changes_text).unwrap_or_default();
+            eprintln!("promptgate: {}{changes}", why.unwrap_or_default());
         }
         return Ok(o.code);
     }
@@ -408,15 +409,34 @@ fn finish(rec: &serde_json::Value, json: bool) -> Result<()> {
         super::out_json(rec)?;
     } else if rec["receipt"] == "consumed" {
         out(&format!(
-            "{}\t{}\tconsumed\t{} bytes, {}, gate {} ms",
+            "{}\t{}\tconsumed\t{} bytes, {}, gate {} ms{}",
             rec["pane"].as_str().unwrap_or(""),
             rec["agent"].as_str().unwrap_or(""),
             rec["bytes_out"],
             rec["framing"].as_str().unwrap_or(""),
-            rec["gate"]["waited_ms"]
+            rec["gate"]["waited_ms"],
+            changes_text(rec)
         ))?;
     }
     Ok(())
+}
+
+/// What sanitising changed, for a plain line: `; 2 changes: removed
+/// paste-frame marker ESC[201~ x1, removed control byte x1` (empty if none).
+fn changes_text(rec: &serde_json::Value) -> String {
+    let Some(list) = rec["changes"].as_array().filter(|l| !l.is_empty()) else {
+        return String::new();
+    };
+    let n: u64 = list.iter().filter_map(|c| c["count"].as_u64()).sum();
+    let each: Vec<String> = list
+        .iter()
+        .map(|c| format!("{} x{}", c["what"].as_str().unwrap_or("?"), c["count"]))
+        .collect();
+    format!(
+        "; {n} change{}: {}",
+        if n == 1 { "" } else { "s" },
+        each.join(", ")
+    )
 }
 
 /// `--force`: no waiting, but never into a dead pane.
