@@ -11,17 +11,16 @@ pub struct Cli {
     /// tmux server socket name (like `tmux -L`)
     #[arg(
         short = 'L',
-        global = true,
         value_name = "NAME",
         value_parser = non_empty,
         conflicts_with = "socket_path"
     )]
     pub socket_name: Option<String>,
     /// tmux server socket path (like `tmux -S`)
-    #[arg(short = 'S', global = true, value_name = "PATH", value_parser = non_empty)]
+    #[arg(short = 'S', value_name = "PATH", value_parser = non_empty)]
     pub socket_path: Option<String>,
     /// Run tmux on HOST over ssh (same as PROMPTGATE_TMUX="ssh HOST tmux")
-    #[arg(long, global = true, value_name = "HOST", value_parser = non_empty)]
+    #[arg(long, value_name = "HOST", value_parser = non_empty)]
     pub host: Option<String>,
     /// Agent profiles file (default: $XDG_CONFIG_HOME/promptgate/agents.toml)
     #[arg(long, global = true, value_name = "FILE", env = "PROMPTGATE_PROFILES")]
@@ -29,6 +28,32 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// The exit codes, for the man page (the README's table says more).
+pub const EXIT_STATUS: &[(&str, &str)] = &[
+    ("0", "success; for send, the receipt is consumed"),
+    ("1", "internal error"),
+    ("2", "usage error (bad flags or values, no -t outside tmux)"),
+    ("3", "tmux is not installed"),
+    ("4", "no tmux server"),
+    ("5", "no such pane"),
+    ("6", "a tmux call failed or timed out"),
+    ("7", "unknown agent"),
+    ("8", "bad profiles file"),
+    ("9", "screen file unreadable or empty"),
+    ("10", "bad body; nothing was typed"),
+    ("20", "not ready before the timeout"),
+    (
+        "21-26",
+        "refused, nothing typed: a dialog, busy, copy mode, not an agent, exited, a draft",
+    ),
+    ("27", "the pane changed under the send"),
+    ("28", "locked by another sender"),
+    ("30", "a write failed mid-delivery"),
+    ("31-34", "receipt queued, stranded, refused, unknown"),
+    ("35", "fan-out: some targets consumed, not all"),
+    ("36", "fan-out: no target consumed"),
+];
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -56,9 +81,61 @@ pub enum Command {
     Status(crate::cmd::status::StatusArgs),
     /// The tmux plugin's watcher: status segment and busy -> ready notices (one per server)
     Watch(crate::cmd::watch::WatchArgs),
+    /// Print a shell completion script (`promptgate completions bash > ~/.local/share/bash-completion/completions/promptgate`)
+    Completions(CompletionsArgs),
+    /// Print the man page as roff (`promptgate man | man -l -`), of one command, or write them all (--dir)
+    Man(ManArgs),
     /// A simulated agent for tests and the demo
     #[command(hide = true)]
     FakeAgent(crate::fake_agent::FakeAgentArgs),
+}
+
+/// Which tmux server: the same flags as before the command (`promptgate -L x
+/// send` = `promptgate send -L x`), on the commands that talk to tmux only.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ServerArgs {
+    /// tmux server socket name (like `tmux -L`)
+    #[arg(
+        short = 'L',
+        value_name = "NAME",
+        value_parser = non_empty,
+        conflicts_with = "socket_path"
+    )]
+    pub socket_name: Option<String>,
+    /// tmux server socket path (like `tmux -S`)
+    #[arg(short = 'S', value_name = "PATH", value_parser = non_empty)]
+    pub socket_path: Option<String>,
+    /// Run tmux on HOST over ssh (same as PROMPTGATE_TMUX="ssh HOST tmux")
+    #[arg(long, value_name = "HOST", value_parser = non_empty)]
+    pub host: Option<String>,
+}
+
+impl Cli {
+    /// The server flags given before the command, overridden by those given after it.
+    pub fn server(&self) -> ServerArgs {
+        let top = ServerArgs {
+            socket_name: self.socket_name.clone(),
+            socket_path: self.socket_path.clone(),
+            host: self.host.clone(),
+        };
+        let Some(sub) = self.command.server_args() else {
+            return top;
+        };
+        let socket = sub.socket_name.is_some() || sub.socket_path.is_some();
+        ServerArgs {
+            socket_name: if socket {
+                sub.socket_name.clone()
+            } else {
+                top.socket_name
+            },
+            socket_path: if socket {
+                sub.socket_path.clone()
+            } else {
+                top.socket_path
+            },
+            host: sub.host.clone().or(top.host),
+        }
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -74,6 +151,8 @@ pub struct Target {
 #[derive(Args, Debug)]
 pub struct StateArgs {
     #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
     pub t: Target,
     /// Every pane of the server
     #[arg(long, conflicts_with = "target")]
@@ -85,6 +164,8 @@ pub struct StateArgs {
 
 #[derive(Args, Debug)]
 pub struct ExplainArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
     #[command(flatten)]
     pub t: Target,
     /// Print the rules and the verdict as one JSON object
@@ -113,6 +194,8 @@ pub struct DetectArgs {
 
 #[derive(Args, Debug)]
 pub struct CaptureArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
     #[command(flatten)]
     pub t: Target,
     /// Output path without extension: writes OUT.txt, OUT.ansi, OUT.meta
@@ -148,6 +231,8 @@ pub struct GateFlags {
 #[derive(Args, Debug)]
 pub struct WaitArgs {
     #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
     pub t: Target,
     #[command(flatten)]
     pub gate: GateFlags,
@@ -158,6 +243,8 @@ pub struct WaitArgs {
 
 #[derive(Args, Debug)]
 pub struct SendArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Target pane (`%3`, `session`, `session:1.2`); repeat for several. Default: the current pane
     #[arg(short = 't', long = "target", value_name = "PANE", value_parser = pane_target)]
     pub targets: Vec<String>,
@@ -276,6 +363,8 @@ pub enum QueueCmd {
 
 #[derive(Args, Debug)]
 pub struct QueueAddArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Target pane; default: the current pane
     #[arg(short = 't', long = "target", value_name = "PANE", value_parser = pane_target)]
     pub target: Option<String>,
@@ -288,6 +377,8 @@ pub struct QueueAddArgs {
 
 #[derive(Args, Debug)]
 pub struct QueueRunArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Stop when nothing more can be delivered now (or the queue is empty)
     #[arg(long)]
     pub once: bool,
@@ -306,7 +397,26 @@ pub struct QueueRunArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// The page of this command (`send` is promptgate-send(1)); default: promptgate(1)
+    #[arg(value_name = "COMMAND", conflicts_with = "dir")]
+    pub command: Option<String>,
+    /// Write every page (promptgate.1, promptgate-send.1, ...) into DIR
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
 pub struct DemoArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Which agent the simulated one looks like
     #[arg(long, default_value = "claude", value_parser = ["claude", "codex", "gemini"])]
     pub like: String,
@@ -437,6 +547,27 @@ fn error_json(msg: &str, code: i32, receipt: Option<&str>) -> serde_json::Value 
 }
 
 impl Command {
+    /// The server flags given after the command, on the commands that talk to tmux.
+    pub fn server_args(&self) -> Option<&ServerArgs> {
+        Some(match self {
+            Command::State(a) => &a.server,
+            Command::Explain(a) => &a.server,
+            Command::Capture(a) => &a.server,
+            Command::Wait(a) => &a.server,
+            Command::Send(a) => &a.server,
+            Command::Queue(QueueArgs {
+                cmd: QueueCmd::Add(a),
+            }) => &a.server,
+            Command::Queue(QueueArgs {
+                cmd: QueueCmd::Run(a),
+            }) => &a.server,
+            Command::Demo(a) => &a.server,
+            Command::Status(a) => &a.server,
+            Command::Watch(a) => &a.server,
+            _ => return None,
+        })
+    }
+
     /// Whether the command was asked for JSON (`--json`).
     pub fn json(&self) -> bool {
         match self {

@@ -601,3 +601,110 @@ fn the_plain_receipt_line_shows_what_sanitising_changed() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert!(!out(&o).contains("change"), "{}", out(&o));
 }
+
+#[test]
+fn completions_for_bash_zsh_and_fish_and_a_man_page() {
+    for (shell, mark) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef promptgate"),
+        ("fish", "complete -c promptgate"),
+    ] {
+        let o = run(&["completions", shell]);
+        assert_eq!(code(&o), 0, "{shell}: {}", stderr(&o));
+        let text = out(&o);
+        assert!(text.contains(mark), "{shell}");
+        assert!(
+            text.contains("every") && text.contains("wait-busy"),
+            "{shell}"
+        );
+    }
+    let o = run(&["completions", "tcsh"]);
+    assert_eq!(code(&o), 2);
+    one_line_error(&o);
+    let page = out(&run(&["man"]));
+    assert!(page.contains(".TH promptgate 1"), "{page}");
+    assert!(
+        page.contains(".SH \"EXIT STATUS\"") && page.contains("fan\\-out"),
+        "{page}"
+    );
+    let send = out(&run(&["man", "send"]));
+    assert!(
+        send.contains(".TH promptgate-send 1") && send.contains("\"promptgate 0."),
+        "{send}"
+    );
+    assert!(send.contains("\\-\\-verify\\-timeout"), "{send}");
+    let dir = tempfile::tempdir().unwrap();
+    let o = run(&["man", "--dir", dir.path().to_str().unwrap()]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    for f in [
+        "promptgate.1",
+        "promptgate-send.1",
+        "promptgate-queue-add.1",
+    ] {
+        assert!(dir.path().join(f).exists(), "{f}");
+    }
+    let top = std::fs::read_to_string(dir.path().join("promptgate.1")).unwrap();
+    assert!(top.contains("EXIT STATUS"));
+    assert_eq!(code(&run(&["man", "nope"])), 2);
+}
+
+#[test]
+fn plan_and_the_other_offline_commands_take_no_tmux_server_flags() {
+    let server_flags = |help: &str| {
+        help.lines().any(|l| {
+            l.trim_start().starts_with("-L ")
+                || l.trim_start().starts_with("-S ")
+                || l.contains("--host")
+        })
+    };
+    for cmd in [
+        &["plan"][..],
+        &["detect"],
+        &["profiles"],
+        &["completions"],
+        &["man"],
+        &["queue", "list"],
+    ] {
+        let mut args = cmd.to_vec();
+        args.push("--help");
+        let help = out(&run(&args));
+        assert!(!help.is_empty(), "{cmd:?}");
+        assert!(
+            !server_flags(&help),
+            "{cmd:?} --help lists -L/-S/--host:\n{help}"
+        );
+    }
+    for cmd in [
+        &["send"][..],
+        &["wait"],
+        &["state"],
+        &["explain"],
+        &["capture"],
+        &["queue", "add"],
+        &["queue", "run"],
+        &["status"],
+        &["watch"],
+    ] {
+        let mut args = cmd.to_vec();
+        args.push("--help");
+        assert!(server_flags(&out(&run(&args))), "{cmd:?}");
+    }
+    let o = run(&["plan", "-L", "x", "--agent", "claude", "hi"]);
+    assert_eq!(code(&o), 2);
+    one_line_error(&o);
+    // before the command (all of them) or after it (tmux commands): the same server
+    let none = format!("promptgate-test-none-{}", std::process::id());
+    assert_eq!(
+        code(&run(&["-L", &none, "plan", "--agent", "claude", "hi"])),
+        0
+    );
+    for args in [
+        vec!["-L", &none, "state", "-t", "%0"],
+        vec!["state", "-L", &none, "-t", "%0"],
+        vec!["-L", "other", "state", "-L", &none, "-t", "%0"],
+    ] {
+        let o = run(&args);
+        assert_eq!(code(&o), 4, "{args:?}");
+        assert!(stderr(&o).contains(&none), "{args:?}: {}", stderr(&o));
+    }
+}

@@ -4,6 +4,7 @@
 mod capture;
 mod demo;
 mod detect;
+mod docs;
 mod explain;
 mod plan;
 mod profiles;
@@ -25,11 +26,12 @@ use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
 
 pub fn run(cli: Cli) -> Result<i32> {
-    if let Some(h) = &cli.host {
+    let srv = cli.server();
+    if let Some(h) = &srv.host {
         // Before any thread starts: every tmux call of this process goes over ssh.
         std::env::set_var("PROMPTGATE_TMUX", format!("ssh -o BatchMode=yes {h} tmux"));
     }
-    let server = match (&cli.socket_name, &cli.socket_path) {
+    let server = match (&srv.socket_name, &srv.socket_path) {
         (Some(n), _) => Server::Name(n.clone()),
         (_, Some(p)) => Server::Path(p.clone()),
         _ => Server::Default,
@@ -48,6 +50,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Demo(a) => demo::run(a),
         Command::Status(a) => status::run(&server, &profiles()?, a),
         Command::Watch(a) => watch::run(&server, &profiles()?, a),
+        Command::Completions(a) => docs::completions(a),
+        Command::Man(a) => docs::man(a),
         Command::FakeAgent(a) => fake_agent(a),
     }
 }

@@ -26,6 +26,8 @@ use std::time::{Duration, Instant};
 
 #[derive(clap::Args, Debug)]
 pub struct WatchArgs {
+    #[command(flatten)]
+    pub server: crate::cli::ServerArgs,
     /// Show a message when an agent pane goes from busy to ready (also `@promptgate-notify on`)
     #[arg(long)]
     pub notify: bool,
