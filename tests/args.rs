@@ -708,3 +708,71 @@ fn plan_and_the_other_offline_commands_take_no_tmux_server_flags() {
         assert!(stderr(&o).contains(&none), "{args:?}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn profile_errors_are_one_line_naming_the_file_and_the_right_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let shown = out(&run(&["profiles", "--show", "claude"]));
+    let base = shown.replace("name = \"claude\"", "name = \"mine\"");
+    let line_of = |text: &str, needle: &str| {
+        text.lines()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no {needle:?}"))
+            + 1
+    };
+    let check = |name: &str, text: &str, line: usize, says: &str| {
+        let f = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&f, text).unwrap();
+        let o = run(&["--profiles", f.to_str().unwrap(), "profiles"]);
+        assert_eq!(code(&o), 8, "{name}: {}", stderr(&o));
+        one_line_error(&o);
+        let want = format!("{} line {line}: ", f.display());
+        assert!(
+            stderr(&o).contains(&want),
+            "{name}: want {want:?} in {}",
+            stderr(&o)
+        );
+        assert!(
+            stderr(&o).contains(says),
+            "{name}: want {says:?} in {}",
+            stderr(&o)
+        );
+    };
+    // a bad regex: the file, its line, the pattern and why, in one line
+    let bad = base.replacen(
+        "regex = \"esc to interrupt\"",
+        "regex = \"(esc to interrupt\"",
+        1,
+    );
+    check("regex", &bad, line_of(&bad, "(esc to"), "unclosed group");
+    let bad = base.replacen("prompt = ['", "prompt = ['[", 1);
+    check(
+        "prompt",
+        &bad,
+        line_of(&bad, "prompt = ['["),
+        "composer.prompt[0]",
+    );
+    // an unknown key: its own line, not the one before
+    let bad = base.replacen("cursor_row = false", "cursor_rwo = false", 1);
+    check("key", &bad, line_of(&bad, "cursor_rwo"), "cursor_rwo");
+    let bad = base.replacen("submit_delay_ms", "submit_dealy_ms", 1);
+    check(
+        "delivery",
+        &bad,
+        line_of(&bad, "submit_dealy_ms"),
+        "submit_dealy_ms",
+    );
+    let bad = base.replacen("description =", "descripton =", 1);
+    check("top", &bad, line_of(&bad, "descripton"), "descripton");
+    // the same agent twice in one file: the second one's line
+    let twice = format!("{base}\n{base}");
+    let second = base.lines().count() + 1 + line_of(&base, "name = \"mine\"");
+    check("twice", &twice, second, "'mine' is defined twice");
+    // a good file still loads
+    let f = dir.path().join("good.toml");
+    std::fs::write(&f, &base).unwrap();
+    assert_eq!(
+        code(&run(&["--profiles", f.to_str().unwrap(), "profiles"])),
+        0
+    );
+}
