@@ -512,7 +512,7 @@ pub fn main() -> i32 {
                         .take_while(|a| *a != "--")
                         .any(|a| a == "--json")
                     {
-                        let _ = crate::cmd::out_json(&error_json(&line, code::USAGE, None));
+                        let _ = crate::cmd::out_json(&error_json(&line, code::USAGE));
                     }
                     code::USAGE
                 }
@@ -528,22 +528,21 @@ pub fn main() -> i32 {
             eprintln!("promptgate: {e}");
             // with --json, every outcome is one JSON object on stdout
             if json && !crate::cmd::reported() {
-                let receipt = send.then_some("not-sent");
-                let _ = crate::cmd::out_json(&error_json(&e.to_string(), e.exit_code(), receipt));
+                let v = error_json(&e.to_string(), e.exit_code());
+                let _ = match send {
+                    true => crate::cmd::not_sent_json(v),
+                    false => crate::cmd::out_json(&v),
+                };
             }
             e.exit_code()
         }
     }
 }
 
-/// An error as the one JSON object of a `--json` command: `{"error", "exit_code"}`,
-/// and for `send` `"receipt": "not-sent"`.
-fn error_json(msg: &str, code: i32, receipt: Option<&str>) -> serde_json::Value {
-    let mut v = serde_json::json!({"error": msg, "exit_code": code});
-    if let Some(r) = receipt {
-        v["receipt"] = r.into();
-    }
-    v
+/// An error as the one JSON object of a `--json` command: `{"error", "exit_code"}`
+/// (`send` adds `"receipt": "not-sent"` and `time_ms`, and logs it).
+fn error_json(msg: &str, code: i32) -> serde_json::Value {
+    serde_json::json!({"error": msg, "exit_code": code})
 }
 
 impl Command {

@@ -504,6 +504,15 @@ fn with_json_every_outcome_is_one_json_object_with_exit_code_and_error() {
         assert_eq!(code(&o), 5, "{args:?}: {}", stderr(&o));
         one_json_object(&o);
     }
+    // a send that ended before any receipt is in the delivery log too (the
+    // plugin, which reads only stdout, logged these itself when stdout was empty)
+    let log = std::fs::read_to_string(srv.dir.path().join("deliveries.jsonl")).unwrap_or_default();
+    assert!(
+        log.lines().any(|l| l.contains("\"pane\":\"%999\"")
+            && l.contains("not-sent")
+            && l.contains("time_ms")),
+        "{log}"
+    );
     // a refusal: a shell pane
     let sh = srv.window(&["sh"]);
     std::thread::sleep(std::time::Duration::from_millis(300));

@@ -224,6 +224,16 @@ pub fn out_json(v: &serde_json::Value) -> Result<()> {
     out(&v.to_string())
 }
 
+/// A `send --json` that ends before any receipt (no pane, a bad body, a usage
+/// error): its error object, with `time_ms`, goes to the delivery log as a
+/// receipt would (so every attempt is there), then to stdout.
+pub fn not_sent_json(mut v: serde_json::Value) -> Result<()> {
+    v["time_ms"] = (crate::tmux::now_ms() as u64).into();
+    v["receipt"] = "not-sent".into();
+    crate::log::append(&v);
+    out_json(&v)
+}
+
 /// Whether [`out_json`] has reported the outcome already.
 pub fn reported() -> bool {
     REPORTED.load(std::sync::atomic::Ordering::SeqCst)

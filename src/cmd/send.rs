@@ -55,8 +55,8 @@ pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32>
             }
             finish(rec, a.json)?;
         } else if let Some(e) = o.err.as_ref().filter(|_| a.json) {
-            super::out_json(
-                &json!({"pane": o.pane, "receipt": "not-sent", "error": e.to_string(), "exit_code": o.code}),
+            super::not_sent_json(
+                json!({"pane": o.pane, "error": e.to_string(), "exit_code": o.code}),
             )?;
         }
         if let Some(e) = o.err {
