@@ -512,7 +512,11 @@ pub fn main() -> i32 {
                         .take_while(|a| *a != "--")
                         .any(|a| a == "--json")
                     {
-                        let _ = crate::cmd::out_json(&error_json(&line, code::USAGE));
+                        let v = error_json(&line, code::USAGE);
+                        let _ = match command_path(&args) == "promptgate send" {
+                            true => crate::cmd::not_sent_json(v),
+                            false => crate::cmd::out_json(&v),
+                        };
                     }
                     code::USAGE
                 }
