@@ -773,6 +773,18 @@ fn profile_errors_are_one_line_naming_the_file_and_the_right_line() {
     );
     let bad = base.replacen("description =", "descripton =", 1);
     check("top", &bad, line_of(&bad, "descripton"), "descripton");
+    // a delay no clock can add: refused when the file is loaded, not mid-send
+    let bad = base.replacen(
+        "submit_delay_ms = 130",
+        "submit_delay_ms = 9223372036854775807",
+        1,
+    );
+    check(
+        "huge",
+        &bad,
+        line_of(&bad, "submit_delay_ms = 9223"),
+        "is over 60000",
+    );
     // the same agent twice in one file: the second one's line
     let twice = format!("{base}\n{base}");
     let second = base.lines().count() + 1 + line_of(&base, "name = \"mine\"");

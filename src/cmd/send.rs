@@ -683,7 +683,7 @@ pub(crate) fn verify_loop(
     let mut resubmits = 0u32;
     let mut stranded_since: Option<Duration> = None;
     let mut last_press = start;
-    let grace = Duration::from_millis(400 + pl.submit().delay_before_ms);
+    let grace = Duration::from_millis(pl.submit().delay_before_ms.saturating_add(400));
     loop {
         clock.sleep(Duration::from_millis(25));
         let s = match tmux.read(pane) {

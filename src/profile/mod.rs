@@ -301,6 +301,34 @@ impl Profile {
                 "delivery.raw_chunk_max must be > 0".into(),
             ));
         }
+        // every wait is bounded, so that no clock overflows on a typo
+        for (key, v, max) in [
+            ("submit_delay_ms", Some(cap.submit_delay_ms), MAX_DELAY_MS),
+            (
+                "paste_submit_delay_ms",
+                cap.paste_submit_delay_ms,
+                MAX_DELAY_MS,
+            ),
+            (
+                "submit_delay_per_kib_ms",
+                Some(cap.submit_delay_per_kib_ms),
+                1_000,
+            ),
+            ("pacing_ms", Some(cap.pacing_ms), MAX_DELAY_MS),
+            (
+                "startup_settle_ms",
+                Some(cap.startup_settle_ms),
+                MAX_DELAY_MS,
+            ),
+            ("resubmit_max", Some(cap.resubmit_max as u64), 10),
+        ] {
+            if v.is_some_and(|v| v > max) {
+                return Err(bad(
+                    vec![Seg::Key("delivery"), Seg::Key(key)],
+                    format!("delivery.{key} = {} is over {max}", v.unwrap_or(0)),
+                ));
+            }
+        }
         Ok(Profile {
             prompt: res(&composer("prompt"), &def.composer.prompt)?,
             continuation: def
@@ -425,6 +453,9 @@ fn line_in_file(text: &str, agent: usize, path: &[Seg]) -> Option<usize> {
     }
     best.map(|r| line_of(text, r.start))
 }
+
+/// The longest delay a profile may set, in ms.
+pub const MAX_DELAY_MS: u64 = 60_000;
 
 pub const DIALOG_KINDS: &[&str] = &[
     "trust",
