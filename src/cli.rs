@@ -199,7 +199,7 @@ pub struct CaptureArgs {
     #[command(flatten)]
     pub t: Target,
     /// Output path without extension: writes OUT.txt, OUT.ansi, OUT.meta
-    #[arg(short = 'o', long = "output", value_name = "DIR/NAME")]
+    #[arg(short = 'o', long = "output", value_name = "DIR/NAME", value_parser = non_empty_path)]
     pub output: PathBuf,
     /// Recorded as `agent_version=` in the .meta
     #[arg(long, value_name = "VERSION")]
@@ -476,6 +476,12 @@ fn pane_target(s: &str) -> Result<String, String> {
         return Err("an empty target names no pane (give a pane such as %3 or work:1.0)".into());
     }
     Ok(s.to_string())
+}
+
+/// A path that must not be empty or blank (`capture -o ''` would write `.txt`,
+/// `.ansi` and `.meta` into the current directory).
+fn non_empty_path(s: &str) -> Result<PathBuf, String> {
+    non_empty(s).map(PathBuf::from)
 }
 
 /// A name or path that must not be empty or blank.

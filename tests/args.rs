@@ -131,6 +131,8 @@ fn an_empty_or_blank_target_is_exit_2_for_every_command_that_takes_t() {
     std::thread::sleep(std::time::Duration::from_millis(200));
     assert!(prompts(&t).is_empty(), "nothing was sent");
     assert!(!qdir.exists() || std::fs::read_dir(&qdir).unwrap().next().is_none());
+    let o = srv.pg(&["capture", "-t", &pane, "-o", ""]);
+    assert_eq!(code(&o), 2, "capture -o '': {}", stderr(&o));
     for args in [
         ["-L", "", "state"],
         ["-S", " ", "state"],
