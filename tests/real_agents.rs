@@ -804,57 +804,6 @@ fn ready_run(name: &'static str, w: u16, h: u16) {
     );
 }
 
-fn agent_at(name: &'static str, w: u16, h: u16) {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    first_run(name, "fresh", w, h);
-    if name == "claude" {
-        first_run(name, "fresh-apikey", w, h);
-    }
-    ready_run(name, w, h);
-}
-
-#[test]
-fn claude_120x40() {
-    if enabled("claude_120x40") {
-        agent_at("claude", 120, 40);
-    }
-}
-
-#[test]
-fn claude_80x24() {
-    if enabled("claude_80x24") {
-        agent_at("claude", 80, 24);
-    }
-}
-
-#[test]
-fn codex_120x40() {
-    if enabled("codex_120x40") {
-        agent_at("codex", 120, 40);
-    }
-}
-
-#[test]
-fn codex_80x24() {
-    if enabled("codex_80x24") {
-        agent_at("codex", 80, 24);
-    }
-}
-
-#[test]
-fn gemini_120x40() {
-    if enabled("gemini_120x40") {
-        agent_at("gemini", 120, 40);
-    }
-}
-
-#[test]
-fn gemini_80x24() {
-    if enabled("gemini_80x24") {
-        agent_at("gemini", 80, 24);
-    }
-}
-
 /// Issue 14 item 1 on the real CLIs: words after the body are flags, never
 /// prompt text, and a mistyped flag types nothing.
 fn flags_after_the_body(name: &'static str) {
@@ -909,5 +858,56 @@ fn claude_flags_after_the_body_are_flags() {
 fn codex_flags_after_the_body_are_flags() {
     if enabled("codex_flags_after_the_body_are_flags") {
         flags_after_the_body("codex");
+    }
+}
+
+fn agent_at(name: &'static str, w: u16, h: u16) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    first_run(name, "fresh", w, h);
+    if name == "claude" {
+        first_run(name, "fresh-apikey", w, h);
+    }
+    ready_run(name, w, h);
+}
+
+#[test]
+fn claude_120x40() {
+    if enabled("claude_120x40") {
+        agent_at("claude", 120, 40);
+    }
+}
+
+#[test]
+fn claude_80x24() {
+    if enabled("claude_80x24") {
+        agent_at("claude", 80, 24);
+    }
+}
+
+#[test]
+fn codex_120x40() {
+    if enabled("codex_120x40") {
+        agent_at("codex", 120, 40);
+    }
+}
+
+#[test]
+fn codex_80x24() {
+    if enabled("codex_80x24") {
+        agent_at("codex", 80, 24);
+    }
+}
+
+#[test]
+fn gemini_120x40() {
+    if enabled("gemini_120x40") {
+        agent_at("gemini", 120, 40);
+    }
+}
+
+#[test]
+fn gemini_80x24() {
+    if enabled("gemini_80x24") {
+        agent_at("gemini", 80, 24);
     }
 }
