@@ -73,6 +73,10 @@ pub enum Command {
     Plan(PlanArgs),
     /// List the agent profiles, or print one as TOML
     Profiles(ProfilesArgs),
+    /// Print a shell completion script (`promptgate completions bash > ~/.local/share/bash-completion/completions/promptgate`)
+    Completions(CompletionsArgs),
+    /// Print the man page as roff (`promptgate man | man -l -`), of one command, or write them all (--dir)
+    Man(ManArgs),
     /// A durable queue of prompts per pane, delivered in order when each pane is ready
     Queue(QueueArgs),
     /// Open a private tmux server with a simulated agent and deliver to it
@@ -81,10 +85,6 @@ pub enum Command {
     Status(crate::cmd::status::StatusArgs),
     /// The tmux plugin's watcher: status segment and busy -> ready notices (one per server)
     Watch(crate::cmd::watch::WatchArgs),
-    /// Print a shell completion script (`promptgate completions bash > ~/.local/share/bash-completion/completions/promptgate`)
-    Completions(CompletionsArgs),
-    /// Print the man page as roff (`promptgate man | man -l -`), of one command, or write them all (--dir)
-    Man(ManArgs),
     /// A simulated agent for tests and the demo
     #[command(hide = true)]
     FakeAgent(crate::fake_agent::FakeAgentArgs),

@@ -147,11 +147,15 @@ fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> R
                 .map(|h| h.join().unwrap_or(false) as usize)
                 .sum()
         });
-        if r.once && progress == 0 && r.max_secs.is_none_or(|m| start.elapsed() >= super::secs(m)) {
+        if r.once
+            && progress == 0
+            && r.max_secs
+                .is_none_or(|m| start.elapsed() >= Duration::from_secs_f64(m))
+        {
             return Ok(if live.is_empty() { 0 } else { code::TIMEOUT });
         }
         if r.max_secs
-            .is_some_and(|m| start.elapsed() >= super::secs(m))
+            .is_some_and(|m| start.elapsed() >= Duration::from_secs_f64(m))
         {
             return Ok(0);
         }
@@ -298,7 +302,7 @@ fn recover(
                 &item.pane,
                 &pl,
                 &before,
-                super::secs(r.verify_timeout),
+                Duration::from_secs_f64(r.verify_timeout),
                 &clock,
             )?;
             if j.receipt == Receipt::Consumed {

@@ -42,18 +42,19 @@ pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32>
             Some(t) => t.clone(),
             None => target(&None)?,
         };
-        let mut o = deliver_to(server, profiles, &a, &t, &raw, &shared, None);
+        let o = deliver_to(server, profiles, &a, &t, &raw, &shared, None);
+
         // a receipt other than consumed says why, in `error`, as the stderr line does
         let why = o.rec.as_ref().map(|rec| {
             let r = rec["receipt"].as_str().unwrap_or("?");
             let ev = rec["evidence"]["rule"].as_str().unwrap_or("");
             format!("receipt {r} ({ev}) for {}", o.pane)
         });
-        if let Some(rec) = o.rec.as_mut() {
+        if let Some(mut rec) = o.rec.clone() {
             if o.code != 0 && rec.get("error").is_none() {
                 rec["error"] = why.clone().unwrap_or_default().into();
             }
-            finish(rec, a.json)?;
+            finish(&rec, a.json)?;
         } else if let Some(e) = o.err.as_ref().filter(|_| a.json) {
             super::not_sent_json(
                 json!({"pane": o.pane, "error": e.to_string(), "exit_code": o.code}),

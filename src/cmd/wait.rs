@@ -78,15 +78,16 @@ pub fn run(server: &Server, profiles: &Profiles, a: WaitArgs) -> Result<i32> {
     let mut tmux = Control::new(server.clone(), &pane);
     let o = opts(&a.gate);
     let (agent, r) = gate(&mut tmux, profiles, a.t.agent.as_deref(), &pane, &o)?;
-    let e = (!r.ready).then(|| refusal(&r.state, &r.reason, r.timed_out));
     if a.json {
         let mut v = serde_json::to_value(&r).unwrap_or_default();
         v["pane"] = pane.clone().into();
         v["agent"] = agent.clone().into();
         v["state"] = r.state.to_string().into();
         v["control_mode"] = tmux.connected().into();
+        // every --json outcome says how it ended, as send's receipt does
+        let e = (!r.ready).then(|| super::refusal(&r.state, &r.reason, r.timed_out));
         v["exit_code"] = e.as_ref().map_or(0, |e| e.exit_code()).into();
-        v["error"] = e.as_ref().map(|e| e.to_string()).into();
+        v["error"] = e.map(|e| e.to_string()).into();
         super::out_json(&v)?;
     } else if r.ready {
         out(&format!(
@@ -97,9 +98,12 @@ pub fn run(server: &Server, profiles: &Profiles, a: WaitArgs) -> Result<i32> {
             r.reason
         ))?;
     }
-    match e {
-        None => Ok(0),
-        Some(e) if a.json => Ok(e.exit_code()),
-        Some(e) => Err(e),
+    if r.ready {
+        return Ok(0);
     }
+    let e = refusal(&r.state, &r.reason, r.timed_out);
+    if a.json {
+        return Ok(e.exit_code());
+    }
+    Err(e)
 }
