@@ -11,16 +11,16 @@ pub struct Cli {
     /// tmux server socket name (like `tmux -L`)
     #[arg(
         short = 'L',
-        global = true,
         value_name = "NAME",
+        value_parser = non_empty,
         conflicts_with = "socket_path"
     )]
     pub socket_name: Option<String>,
     /// tmux server socket path (like `tmux -S`)
-    #[arg(short = 'S', global = true, value_name = "PATH")]
+    #[arg(short = 'S', value_name = "PATH", value_parser = non_empty)]
     pub socket_path: Option<String>,
     /// Run tmux on HOST over ssh (same as PROMPTGATE_TMUX="ssh HOST tmux")
-    #[arg(long, global = true, value_name = "HOST")]
+    #[arg(long, value_name = "HOST", value_parser = non_empty)]
     pub host: Option<String>,
     /// Agent profiles file (default: $XDG_CONFIG_HOME/promptgate/agents.toml)
     #[arg(long, global = true, value_name = "FILE", env = "PROMPTGATE_PROFILES")]
@@ -28,6 +28,32 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
+
+/// The exit codes, for the man page (the README's table says more).
+pub const EXIT_STATUS: &[(&str, &str)] = &[
+    ("0", "success; for send, the receipt is consumed"),
+    ("1", "internal error"),
+    ("2", "usage error (bad flags or values, no -t outside tmux)"),
+    ("3", "tmux is not installed"),
+    ("4", "no tmux server"),
+    ("5", "no such pane"),
+    ("6", "a tmux call failed or timed out"),
+    ("7", "unknown agent"),
+    ("8", "bad profiles file"),
+    ("9", "screen file unreadable or empty"),
+    ("10", "bad body; nothing was typed"),
+    ("20", "not ready before the timeout"),
+    (
+        "21-26",
+        "refused, nothing typed: a dialog, busy, copy mode, not an agent, exited, a draft",
+    ),
+    ("27", "the pane changed under the send"),
+    ("28", "locked by another sender"),
+    ("30", "a write failed mid-delivery"),
+    ("31-34", "receipt queued, stranded, refused, unknown"),
+    ("35", "fan-out: some targets consumed, not all"),
+    ("36", "fan-out: no target consumed"),
+];
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -47,6 +73,10 @@ pub enum Command {
     Plan(PlanArgs),
     /// List the agent profiles, or print one as TOML
     Profiles(ProfilesArgs),
+    /// Print a shell completion script (`promptgate completions bash > ~/.local/share/bash-completion/completions/promptgate`)
+    Completions(CompletionsArgs),
+    /// Print the man page as roff (`promptgate man | man -l -`), of one command, or write them all (--dir)
+    Man(ManArgs),
     /// A durable queue of prompts per pane, delivered in order when each pane is ready
     Queue(QueueArgs),
     /// Open a private tmux server with a simulated agent and deliver to it
@@ -61,10 +91,58 @@ pub enum Command {
     FakeAgent(crate::fake_agent::FakeAgentArgs),
 }
 
+/// Which tmux server: the same flags as before the command (`promptgate -L x
+/// send` = `promptgate send -L x`), on the commands that talk to tmux only.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ServerArgs {
+    /// tmux server socket name (like `tmux -L`)
+    #[arg(
+        short = 'L',
+        value_name = "NAME",
+        value_parser = non_empty,
+        conflicts_with = "socket_path"
+    )]
+    pub socket_name: Option<String>,
+    /// tmux server socket path (like `tmux -S`)
+    #[arg(short = 'S', value_name = "PATH", value_parser = non_empty)]
+    pub socket_path: Option<String>,
+    /// Run tmux on HOST over ssh (same as PROMPTGATE_TMUX="ssh HOST tmux")
+    #[arg(long, value_name = "HOST", value_parser = non_empty)]
+    pub host: Option<String>,
+}
+
+impl Cli {
+    /// The server flags given before the command, overridden by those given after it.
+    pub fn server(&self) -> ServerArgs {
+        let top = ServerArgs {
+            socket_name: self.socket_name.clone(),
+            socket_path: self.socket_path.clone(),
+            host: self.host.clone(),
+        };
+        let Some(sub) = self.command.server_args() else {
+            return top;
+        };
+        let socket = sub.socket_name.is_some() || sub.socket_path.is_some();
+        ServerArgs {
+            socket_name: if socket {
+                sub.socket_name.clone()
+            } else {
+                top.socket_name
+            },
+            socket_path: if socket {
+                sub.socket_path.clone()
+            } else {
+                top.socket_path
+            },
+            host: sub.host.clone().or(top.host),
+        }
+    }
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct Target {
     /// Target pane (`%3`, `session`, `session:1.2`); default: the current pane
-    #[arg(short = 't', long = "target", value_name = "PANE")]
+    #[arg(short = 't', long = "target", value_name = "PANE", value_parser = pane_target)]
     pub target: Option<String>,
     /// Use this agent profile instead of identifying the agent
     #[arg(long, value_name = "NAME")]
@@ -74,11 +152,13 @@ pub struct Target {
 #[derive(Args, Debug)]
 pub struct StateArgs {
     #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
     pub t: Target,
     /// Every pane of the server
     #[arg(long, conflicts_with = "target")]
     pub all: bool,
-    /// One JSON object per pane
+    /// One JSON object per pane (an error: one object with exit_code and error)
     #[arg(long)]
     pub json: bool,
 }
@@ -86,7 +166,10 @@ pub struct StateArgs {
 #[derive(Args, Debug)]
 pub struct ExplainArgs {
     #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
     pub t: Target,
+    /// Print the rules and the verdict as one JSON object
     #[arg(long)]
     pub json: bool,
 }
@@ -102,6 +185,7 @@ pub struct DetectArgs {
     /// Its `.meta` (default: the screen file with extension .meta, if present)
     #[arg(long, value_name = "FILE")]
     pub meta: Option<PathBuf>,
+    /// Print the verdict as one JSON object
     #[arg(long)]
     pub json: bool,
     /// Also print every rule tried
@@ -112,9 +196,11 @@ pub struct DetectArgs {
 #[derive(Args, Debug)]
 pub struct CaptureArgs {
     #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
     pub t: Target,
     /// Output path without extension: writes OUT.txt, OUT.ansi, OUT.meta
-    #[arg(short = 'o', long = "output", value_name = "DIR/NAME")]
+    #[arg(short = 'o', long = "output", value_name = "DIR/NAME", value_parser = non_empty_path)]
     pub output: PathBuf,
     /// Recorded as `agent_version=` in the .meta
     #[arg(long, value_name = "VERSION")]
@@ -123,14 +209,14 @@ pub struct CaptureArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct GateFlags {
-    /// Give up after this many seconds
-    #[arg(long, default_value_t = 15.0, value_name = "SECS")]
+    /// Give up after this many seconds (0 to 86400)
+    #[arg(long, default_value_t = 15.0, value_name = "SECS", value_parser = secs(DAY), allow_negative_numbers = true)]
     pub timeout: f64,
-    /// Poll interval
-    #[arg(long, default_value_t = 25, value_name = "MS")]
+    /// Poll interval (1 to 60000)
+    #[arg(long, default_value_t = 25, value_name = "MS", value_parser = ms(1, MINUTE_MS), allow_negative_numbers = true)]
     pub interval: u64,
-    /// The screen must hold still this long
-    #[arg(long, default_value_t = 100, value_name = "MS")]
+    /// The screen must hold still this long (0 to 60000)
+    #[arg(long, default_value_t = 100, value_name = "MS", value_parser = ms(0, MINUTE_MS), allow_negative_numbers = true)]
     pub stable: u64,
     /// Wait through `busy` instead of failing on it
     #[arg(long)]
@@ -138,40 +224,48 @@ pub struct GateFlags {
     /// Wait through dialogs (never typing into them) until someone closes them
     #[arg(long)]
     pub wait_dialog: bool,
-    /// After a cold start, the ready screen must hold still this long [default: the profile's startup_settle_ms]
-    #[arg(long, value_name = "MS")]
+    /// After a cold start, the ready screen must hold still this long (0 to 60000) [default: the profile's startup_settle_ms]
+    #[arg(long, value_name = "MS", value_parser = ms(0, MINUTE_MS), allow_negative_numbers = true)]
     pub settle: Option<u64>,
 }
 
 #[derive(Args, Debug)]
 pub struct WaitArgs {
     #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(flatten)]
     pub t: Target,
     #[command(flatten)]
     pub gate: GateFlags,
+    /// Print the gate's result as one JSON object (with exit_code and error)
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(Args, Debug)]
 pub struct SendArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Target pane (`%3`, `session`, `session:1.2`); repeat for several. Default: the current pane
-    #[arg(short = 't', long = "target", value_name = "PANE")]
+    #[arg(short = 't', long = "target", value_name = "PANE", value_parser = pane_target)]
     pub targets: Vec<String>,
-    /// Use this agent profile; with no -t, send to every pane of this agent
+    /// Use this agent profile instead of identifying the agent
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
-    /// Send to every agent pane of the server (or of --session)
-    #[arg(long, conflicts_with = "targets")]
+    /// Fan-out: send to every pane of the server that runs this agent (or of --session)
+    #[arg(long, value_name = "AGENT", conflicts_with_all = ["targets", "agent", "all_agents"])]
+    pub every: Option<String>,
+    /// Fan-out: send to every agent pane of the server (or of --session)
+    #[arg(long, conflicts_with_all = ["targets", "agent"])]
     pub all_agents: bool,
-    /// Limit --all-agents / --agent to this session
-    #[arg(long, value_name = "NAME")]
+    /// Limit --all-agents / --every to this session
+    #[arg(long, value_name = "NAME", value_parser = non_empty)]
     pub session: Option<String>,
     /// Wait through busy, up to a long timeout (at least 10 minutes): the one-shot queue
     #[arg(long)]
     pub when_ready: bool,
-    /// Fan-out: at least this long between two targets' submit keys (they never overlap)
-    #[arg(long, default_value_t = 2, value_name = "MS")]
+    /// Fan-out: at least this long between two targets' submit keys (they never overlap; 0 to 60000)
+    #[arg(long, default_value_t = 2, value_name = "MS", value_parser = ms(0, MINUTE_MS), allow_negative_numbers = true)]
     pub stagger: u64,
     #[command(flatten)]
     pub gate: GateFlags,
@@ -184,16 +278,16 @@ pub struct SendArgs {
     /// Clear a draft in the composer first instead of refusing
     #[arg(long)]
     pub replace_draft: bool,
-    /// Seconds to watch for the receipt after the submit key
-    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    /// Seconds to watch for the receipt after the submit key (0 to 3600)
+    #[arg(long, default_value_t = 10.0, value_name = "SECS", value_parser = secs(HOUR), allow_negative_numbers = true)]
     pub verify_timeout: f64,
     /// Do not watch for a receipt (exit 0 once the submit key is sent)
     #[arg(long)]
     pub no_verify: bool,
-    /// Seconds to wait for another sender to this pane to finish
-    #[arg(long, default_value_t = 120.0, value_name = "SECS")]
+    /// Seconds to wait for another sender to this pane to finish (0 to 86400)
+    #[arg(long, default_value_t = 120.0, value_name = "SECS", value_parser = secs(DAY), allow_negative_numbers = true)]
     pub lock_timeout: f64,
-    /// Print the receipt as JSON
+    /// Print the receipt as one JSON object; any error too (with exit_code and error)
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -231,6 +325,12 @@ pub fn send_args(argv: &[String]) -> std::result::Result<SendArgs, Error> {
 }
 
 /// Where a prompt comes from: `-f FILE` (`-` = stdin), the words, or stdin.
+///
+/// Flags are flags wherever they stand, before or after the body: `send -t %0
+/// "fix it" --json` is the body `fix it` and the flag `--json`, and an unknown
+/// or mistyped flag is a usage error that types nothing. Several words are
+/// joined by single spaces. Everything after `--` is body, so a body that
+/// begins with `-` (or is a flag's name) goes after `--`.
 #[derive(Args, Debug, Clone)]
 pub struct BodyArgs {
     /// Read the body from FILE (`-` for stdin)
@@ -241,12 +341,10 @@ pub struct BodyArgs {
         conflicts_with = "words"
     )]
     pub file: Option<PathBuf>,
-    /// The prompt (words are joined by spaces); or use -f, or pipe it on stdin
-    #[arg(
-        value_name = "BODY",
-        allow_hyphen_values = true,
-        trailing_var_arg = true
-    )]
+    /// The prompt; several words are joined by spaces. Flags are read as flags
+    /// wherever they stand: a body that begins with `-` goes after `--`
+    /// (`-- "-v prints nothing"`). Or use -f, or pipe it on stdin
+    #[arg(value_name = "BODY")]
     pub words: Vec<std::ffi::OsString>,
 }
 
@@ -255,6 +353,7 @@ pub struct PlanArgs {
     /// Agent profile whose delivery capability to use
     #[arg(long, value_name = "NAME")]
     pub agent: String,
+    /// Print the agent, its capability and the plan as one JSON object
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -266,6 +365,7 @@ pub struct ProfilesArgs {
     /// Print this profile as TOML (a starting point for agents.toml)
     #[arg(long, value_name = "NAME")]
     pub show: Option<String>,
+    /// One JSON object per profile (with --show: the profile as JSON)
     #[arg(long)]
     pub json: bool,
 }
@@ -282,6 +382,7 @@ pub enum QueueCmd {
     Add(QueueAddArgs),
     /// List queued prompts: id, server, pane, phase, last receipt, preview
     List {
+        /// One JSON object per queued prompt
         #[arg(long)]
         json: bool,
     },
@@ -293,8 +394,10 @@ pub enum QueueCmd {
 
 #[derive(Args, Debug)]
 pub struct QueueAddArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Target pane; default: the current pane
-    #[arg(short = 't', long = "target", value_name = "PANE")]
+    #[arg(short = 't', long = "target", value_name = "PANE", value_parser = pane_target)]
     pub target: Option<String>,
     /// Agent profile to use for this pane
     #[arg(long, value_name = "NAME")]
@@ -305,25 +408,46 @@ pub struct QueueAddArgs {
 
 #[derive(Args, Debug)]
 pub struct QueueRunArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Stop when nothing more can be delivered now (or the queue is empty)
     #[arg(long)]
     pub once: bool,
-    /// Stop after this many seconds
-    #[arg(long, value_name = "SECS")]
+    /// Stop after this many seconds (0 to 31536000, a year)
+    #[arg(long, value_name = "SECS", value_parser = secs(YEAR), allow_negative_numbers = true)]
     pub max_secs: Option<f64>,
-    /// Pause between rounds when nothing moved
-    #[arg(long, default_value_t = 200, value_name = "MS")]
+    /// Pause between rounds when nothing moved (1 to 60000)
+    #[arg(long, default_value_t = 200, value_name = "MS", value_parser = ms(1, MINUTE_MS), allow_negative_numbers = true)]
     pub interval: u64,
-    /// How long one delivery waits for its pane (busy is waited through)
-    #[arg(long, default_value_t = 2.0, value_name = "SECS")]
+    /// How long one delivery waits for its pane, busy waited through (0 to 86400)
+    #[arg(long, default_value_t = 2.0, value_name = "SECS", value_parser = secs(DAY), allow_negative_numbers = true)]
     pub gate_timeout: f64,
-    /// Seconds to watch for each receipt
-    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    /// Seconds to watch for each receipt (0 to 3600)
+    #[arg(long, default_value_t = 10.0, value_name = "SECS", value_parser = secs(HOUR), allow_negative_numbers = true)]
     pub verify_timeout: f64,
 }
 
 #[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// The page of this command (`send` is promptgate-send(1)); default: promptgate(1)
+    #[arg(value_name = "COMMAND", conflicts_with = "dir")]
+    pub command: Option<String>,
+    /// Write every page (promptgate.1, promptgate-send.1, ...) into DIR
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
 pub struct DemoArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Which agent the simulated one looks like
     #[arg(long, default_value = "claude", value_parser = ["claude", "codex", "gemini"])]
     pub like: String,
@@ -336,6 +460,67 @@ pub struct DemoArgs {
     /// Leave the demo server running and print how to attach
     #[arg(long)]
     pub keep: bool,
+}
+
+/// The largest values of the numeric flags: every number is checked when the
+/// command line is parsed, so none can overflow a clock later (issue 15).
+pub const MINUTE_MS: u64 = 60_000;
+pub const HOUR: f64 = 3_600.0;
+pub const DAY: f64 = 86_400.0;
+pub const YEAR: f64 = 31_536_000.0;
+
+/// A number of seconds: finite, from 0 to `max` (decimals allowed).
+pub fn secs(max: f64) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
+    move |s: &str| {
+        let range = || format!("a number of seconds from 0 to {max}");
+        let v: f64 = s.trim().parse().map_err(|_| format!("not {}", range()))?;
+        if !v.is_finite() {
+            return Err(format!("not finite: give {}", range()));
+        }
+        if !(0.0..=max).contains(&v) {
+            return Err(format!("out of range: give {}", range()));
+        }
+        Ok(v)
+    }
+}
+
+/// A whole number of milliseconds from `min` to `max`.
+pub fn ms(
+    min: u64,
+    max: u64,
+) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+    move |s: &str| {
+        let range = || format!("a whole number of milliseconds from {min} to {max}");
+        let v: u64 = match s.trim().parse::<i128>() {
+            Ok(v) if (min as i128..=max as i128).contains(&v) => v as u64,
+            Ok(_) => return Err(format!("out of range: give {}", range())),
+            Err(_) => return Err(format!("not {}", range())),
+        };
+        Ok(v)
+    }
+}
+
+/// A `-t` value: never empty or blank, which tmux would read as "the current
+/// pane" (a script's `-t "$PANE"` with `PANE` unset must not send anywhere).
+fn pane_target(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("an empty target names no pane (give a pane such as %3 or work:1.0)".into());
+    }
+    Ok(s.to_string())
+}
+
+/// A path that must not be empty or blank (`capture -o ''` would write `.txt`,
+/// `.ansi` and `.meta` into the current directory).
+fn non_empty_path(s: &str) -> Result<PathBuf, String> {
+    non_empty(s).map(PathBuf::from)
+}
+
+/// A name or path that must not be empty or blank.
+fn non_empty(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("must not be empty".into());
+    }
+    Ok(s.to_string())
 }
 
 /// Parse, run, map errors to exit codes. `main` is only this.
@@ -359,19 +544,138 @@ fn run_main() -> i32 {
             return 0;
         }
         Err(e) => {
-            let _ = e.print();
+            use clap::error::ErrorKind::*;
             return match e.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
-                _ => code::USAGE,
+                DisplayHelp | DisplayVersion => {
+                    let _ = e.print();
+                    0
+                }
+                // bare `promptgate`: the help, as a usage error
+                DisplayHelpOnMissingArgumentOrSubcommand => {
+                    let _ = e.print();
+                    code::USAGE
+                }
+                _ => {
+                    let args: Vec<String> = std::env::args().skip(1).collect();
+                    let line = usage_line(&e, &args);
+                    eprintln!("promptgate: {line}");
+                    // `--json` among the flags: the usage error as JSON too
+                    if args
+                        .iter()
+                        .take_while(|a| *a != "--")
+                        .any(|a| a == "--json")
+                    {
+                        let v = error_json(&line, code::USAGE);
+                        let _ = match command_path(&args) == "promptgate send" {
+                            true => crate::cmd::not_sent_json(v),
+                            false => crate::cmd::out_json(&v),
+                        };
+                    }
+                    code::USAGE
+                }
             };
         }
     };
+    let json = cli.command.json();
+    let send = matches!(cli.command, Command::Send(_));
     match crate::cmd::run(cli) {
         Ok(code) => code,
         Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
         Err(e) => {
             eprintln!("promptgate: {e}");
+            // with --json, every outcome is one JSON object on stdout
+            if json && !crate::cmd::reported() {
+                let v = error_json(&e.to_string(), e.exit_code());
+                let _ = match send {
+                    true => crate::cmd::not_sent_json(v),
+                    false => crate::cmd::out_json(&v),
+                };
+            }
             e.exit_code()
         }
     }
+}
+
+/// An error as the one JSON object of a `--json` command: `{"error", "exit_code"}`
+/// (`send` adds `"receipt": "not-sent"` and `time_ms`, and logs it).
+fn error_json(msg: &str, code: i32) -> serde_json::Value {
+    serde_json::json!({"error": msg, "exit_code": code})
+}
+
+impl Command {
+    /// The server flags given after the command, on the commands that talk to tmux.
+    pub fn server_args(&self) -> Option<&ServerArgs> {
+        Some(match self {
+            Command::State(a) => &a.server,
+            Command::Explain(a) => &a.server,
+            Command::Capture(a) => &a.server,
+            Command::Wait(a) => &a.server,
+            Command::Send(a) => &a.server,
+            Command::Queue(QueueArgs {
+                cmd: QueueCmd::Add(a),
+            }) => &a.server,
+            Command::Queue(QueueArgs {
+                cmd: QueueCmd::Run(a),
+            }) => &a.server,
+            Command::Demo(a) => &a.server,
+            Command::Status(a) => &a.server,
+            Command::Watch(a) => &a.server,
+            _ => return None,
+        })
+    }
+
+    /// Whether the command was asked for JSON (`--json`).
+    pub fn json(&self) -> bool {
+        match self {
+            Command::State(a) => a.json,
+            Command::Explain(a) => a.json,
+            Command::Detect(a) => a.json,
+            Command::Wait(a) => a.json,
+            Command::Send(a) => a.json,
+            Command::Plan(a) => a.json,
+            Command::Profiles(a) => a.json,
+            Command::Queue(QueueArgs {
+                cmd: QueueCmd::List { json },
+            }) => *json,
+            _ => false,
+        }
+    }
+}
+
+/// A clap error as one line: the error, its tips, and where to read more
+/// (`unexpected argument '--wait-bussy' found (tip: a similar argument exists:
+/// '--wait-busy'); try 'promptgate send --help'`). `args` (without argv[0])
+/// name the subcommand whose help to point at.
+pub fn usage_line(e: &clap::Error, args: &[String]) -> String {
+    let text = e.render().to_string();
+    let paras = text.split("\n\n").map(str::trim).filter(|p| !p.is_empty());
+    let join = |p: &str| p.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+    let mut line = String::new();
+    for p in paras {
+        if let Some(tip) = p.strip_prefix("tip:") {
+            line += &format!(" (tip: {})", join(tip.trim()));
+        } else if line.is_empty() {
+            line = join(p.strip_prefix("error:").unwrap_or(p).trim());
+        }
+    }
+    if line.is_empty() {
+        line = "invalid arguments".into();
+    }
+    format!("{line}; try '{} --help'", command_path(args))
+}
+
+/// `promptgate send`, `promptgate queue add`: the subcommands named in `args`
+/// (up to `--`).
+fn command_path(args: &[String]) -> String {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut path = vec!["promptgate".to_string()];
+    for a in args.iter().take_while(|a| *a != "--") {
+        let Some(sub) = cmd.find_subcommand(a).cloned() else {
+            continue;
+        };
+        path.push(sub.get_name().to_string());
+        cmd = sub;
+    }
+    path.join(" ")
 }

@@ -819,6 +819,63 @@ fn ready_run(name: &'static str, w: u16, h: u16) {
     );
 }
 
+/// Issue 14 item 1 on the real CLIs: words after the body are flags, never
+/// prompt text, and a mistyped flag types nothing.
+fn flags_after_the_body(name: &'static str) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut a = Agent::start(name, "ready", 120, 40, "");
+    a.wait_state("ready", 90.0);
+    let body = format!("flags after the body on {name}");
+    let o = a.pg(&["send", "-t", &a.pane, &body, "--json", "--timeout", "60"]);
+    let r = json_out(&o);
+    assert_eq!(
+        (code(&o), r["receipt"].as_str()),
+        (0, Some("consumed")),
+        "{name}: {}\n{r}\n{}",
+        text(&o.stderr),
+        a.capture()
+    );
+    let want = vec![expected(name, &body)];
+    let got = a.records_after_submit(1);
+    assert_records(&a, &got, &want, "a flag after the body");
+    a.wait_state("ready", 30.0);
+    for args in [
+        vec!["send", "-t", &a.pane, "--wait-bussy", "next step"],
+        vec!["send", "-t", &a.pane, "next step", "--jsno"],
+    ] {
+        let o = a.pg(&args);
+        assert_eq!(code(&o), 2, "{name} {args:?}: {}", text(&o.stderr));
+        assert!(o.stdout.is_empty(), "{name} {args:?}");
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    assert_records(&a, &a.records(), &want, "after the mistyped flags");
+    assert_eq!(
+        a.state().0,
+        "ready",
+        "{name}: nothing typed\n{}",
+        a.capture()
+    );
+    a.stop();
+    println!(
+        "REPORT {name} {} flags after the body: the record holds exactly the body; mistyped flags exit 2, nothing typed",
+        a.version
+    );
+}
+
+#[test]
+fn claude_flags_after_the_body_are_flags() {
+    if enabled("claude_flags_after_the_body_are_flags") {
+        flags_after_the_body("claude");
+    }
+}
+
+#[test]
+fn codex_flags_after_the_body_are_flags() {
+    if enabled("codex_flags_after_the_body_are_flags") {
+        flags_after_the_body("codex");
+    }
+}
+
 fn agent_at(name: &'static str, w: u16, h: u16) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     first_run(name, "fresh", w, h);

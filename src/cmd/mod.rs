@@ -4,6 +4,7 @@
 mod capture;
 mod demo;
 mod detect;
+mod docs;
 mod explain;
 pub mod live;
 mod mcp;
@@ -27,11 +28,12 @@ use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
 
 pub fn run(cli: Cli) -> Result<i32> {
-    if let Some(h) = &cli.host {
+    let srv = cli.server();
+    if let Some(h) = &srv.host {
         // Before any thread starts: every tmux call of this process goes over ssh.
         std::env::set_var("PROMPTGATE_TMUX", format!("ssh -o BatchMode=yes {h} tmux"));
     }
-    let server = match (&cli.socket_name, &cli.socket_path) {
+    let server = match (&srv.socket_name, &srv.socket_path) {
         (Some(n), _) => Server::Name(n.clone()),
         (_, Some(p)) => Server::Path(p.clone()),
         _ => Server::Default,
@@ -51,6 +53,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Status(a) => status::run(&server, &profiles()?, a),
         Command::Watch(a) => watch::run(&server, &profiles()?, a),
         Command::Mcp(a) => mcp::run(&server, profiles()?, a),
+        Command::Completions(a) => docs::completions(a),
+        Command::Man(a) => docs::man(a),
         Command::FakeAgent(a) => fake_agent(a),
     }
 }
@@ -222,6 +226,30 @@ pub fn refusal(state: &State, reason: &str, timed_out: bool) -> Error {
     })
 }
 
+static REPORTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Print the one JSON object that reports how a `--json` command ended (a
+/// receipt, or an error); once it is out, `main` prints no other.
+pub fn out_json(v: &serde_json::Value) -> Result<()> {
+    REPORTED.store(true, std::sync::atomic::Ordering::SeqCst);
+    out(&v.to_string())
+}
+
+/// A `send --json` that ends before any receipt (no pane, a bad body, a usage
+/// error): its error object, with `time_ms`, goes to the delivery log as a
+/// receipt would (so every attempt is there), then to stdout.
+pub fn not_sent_json(mut v: serde_json::Value) -> Result<()> {
+    v["time_ms"] = (crate::tmux::now_ms() as u64).into();
+    v["receipt"] = "not-sent".into();
+    crate::log::append(&v);
+    out_json(&v)
+}
+
+/// Whether [`out_json`] has reported the outcome already.
+pub fn reported() -> bool {
+    REPORTED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// Print a line to stdout; a closed pipe ends the command quietly (exit 0).
 pub fn out(line: &str) -> Result<()> {
     let mut o = std::io::stdout().lock();
@@ -266,6 +294,11 @@ fn read_stdin() -> Result<Vec<u8>> {
     Ok(v)
 }
 
+/// Seconds as a Duration. The parser already bounds every flag; this never
+/// panics whatever it is given (NaN is 0, anything past a year is a year).
 pub fn secs(s: f64) -> std::time::Duration {
-    std::time::Duration::from_secs_f64(s.max(0.0))
+    if s.is_nan() {
+        return std::time::Duration::ZERO;
+    }
+    std::time::Duration::from_secs_f64(s.clamp(0.0, crate::cli::YEAR))
 }

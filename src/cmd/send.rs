@@ -16,15 +16,26 @@ use crate::verify::{judge, Judgement, Receipt};
 use serde_json::json;
 use std::time::Duration;
 
-pub fn run(server: &Server, profiles: &Profiles, a: SendArgs) -> Result<i32> {
+pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32> {
+    // The old fan-out form, `--agent NAME` with no -t outside tmux (where there
+    // is no current pane for it to mean): still every NAME pane, with a note.
+    let fan_out_flag = a.all_agents || a.every.is_some();
+    if a.targets.is_empty() && !fan_out_flag && a.agent.is_some() && target(&None).is_err() {
+        eprintln!("promptgate: note: --agent NAME without -t as a fan-out is deprecated; use --every NAME");
+        a.every = a.agent.take();
+    }
+    if a.session.is_some() && !(a.all_agents || a.every.is_some()) {
+        return Err(Error::Usage(
+            "--session limits a fan-out: give --all-agents or --every AGENT too".into(),
+        ));
+    }
     let raw = read_body(&a.body)?;
     // Refuse a bad body before anything touches a pane.
     sanitise(&raw)?;
-    if let Some(name) = &a.agent {
+    if let Some(name) = a.agent.as_ref().or(a.every.as_ref()) {
         profiles.get(name)?;
     }
-    let fan_out =
-        a.targets.len() > 1 || a.all_agents || (a.targets.is_empty() && a.agent.is_some());
+    let fan_out = a.targets.len() > 1 || a.all_agents || a.every.is_some();
     let shared = Shared::new(Duration::from_millis(a.stagger));
     if !fan_out {
         let t = match a.targets.first() {
@@ -34,17 +45,29 @@ pub fn run(server: &Server, profiles: &Profiles, a: SendArgs) -> Result<i32> {
         // one target: a person at a terminal sees a live status line while it waits
         let shared = shared.with_live(!a.json);
         let o = deliver_to(server, profiles, &a, &t, &raw, &shared, None);
-        if let Some(rec) = &o.rec {
-            finish(rec, a.json)?;
+
+        // a receipt other than consumed says why, in `error`, as the stderr line does
+        let why = o.rec.as_ref().map(|rec| {
+            let r = rec["receipt"].as_str().unwrap_or("?");
+            let ev = rec["evidence"]["rule"].as_str().unwrap_or("");
+            format!("receipt {r} ({ev}) for {}", o.pane)
+        });
+        if let Some(mut rec) = o.rec.clone() {
+            if o.code != 0 && rec.get("error").is_none() {
+                rec["error"] = why.clone().unwrap_or_default().into();
+            }
+            finish(&rec, a.json)?;
+        } else if let Some(e) = o.err.as_ref().filter(|_| a.json) {
+            super::not_sent_json(
+                json!({"pane": o.pane, "error": e.to_string(), "exit_code": o.code}),
+            )?;
         }
         if let Some(e) = o.err {
             return Err(e);
         }
         if o.code != 0 && !a.json {
-            let rec = o.rec.unwrap_or_default();
-            let r = rec["receipt"].as_str().unwrap_or("?");
-            let ev = rec["evidence"]["rule"].as_str().unwrap_or("");
-            eprintln!("promptgate: receipt {r} ({ev}) for {}", o.pane);
+            let changes = o.rec.as_ref().map(changes_text).unwrap_or_default();
+            eprintln!("promptgate: {}{changes}", why.unwrap_or_default());
         }
         return Ok(o.code);
     }
@@ -94,7 +117,9 @@ pub fn run(server: &Server, profiles: &Profiles, a: SendArgs) -> Result<i32> {
         .collect();
     let summary = format!("{consumed} of {total} consumed");
     if a.json {
-        out(&json!({"targets": rows, "summary": {"consumed": consumed, "total": total, "text": summary}, "exit_code": exit}).to_string())?;
+        super::out_json(
+            &json!({"targets": rows, "summary": {"consumed": consumed, "total": total, "text": summary}, "exit_code": exit, "error": (exit != 0).then_some(&summary)}),
+        )?;
     } else {
         for r in &rows {
             let why = r["error"]
@@ -115,7 +140,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: SendArgs) -> Result<i32> {
 }
 
 /// The panes a fan-out goes to: the `-t` list, or every agent pane of the server
-/// (of `--session`, of `--agent`).
+/// (of `--session`, of `--every`).
 fn select_targets(server: &Server, profiles: &Profiles, a: &SendArgs) -> Result<Vec<String>> {
     if !a.targets.is_empty() {
         return Ok(a.targets.clone());
@@ -135,7 +160,7 @@ fn select_targets(server: &Server, profiles: &Profiles, a: &SendArgs) -> Result<
         let Some(agent) = o.identity.agent else {
             continue;
         };
-        if a.agent.as_deref().is_none_or(|want| want == agent) {
+        if a.every.as_deref().is_none_or(|want| want == agent) {
             panes.push(p.id);
         }
     }
@@ -468,18 +493,37 @@ fn receipt_code(r: &Receipt) -> i32 {
 fn finish(rec: &serde_json::Value, json: bool) -> Result<()> {
     crate::log::append(rec);
     if json {
-        out(&rec.to_string())?;
+        super::out_json(rec)?;
     } else if rec["receipt"] == "consumed" {
         out(&format!(
-            "{}\t{}\tconsumed\t{} bytes, {}, gate {} ms",
+            "{}\t{}\tconsumed\t{} bytes, {}, gate {} ms{}",
             rec["pane"].as_str().unwrap_or(""),
             rec["agent"].as_str().unwrap_or(""),
             rec["bytes_out"],
             rec["framing"].as_str().unwrap_or(""),
-            rec["gate"]["waited_ms"]
+            rec["gate"]["waited_ms"],
+            changes_text(rec)
         ))?;
     }
     Ok(())
+}
+
+/// What sanitising changed, for a plain line: `; 2 changes: removed
+/// paste-frame marker ESC[201~ x1, removed control byte x1` (empty if none).
+fn changes_text(rec: &serde_json::Value) -> String {
+    let Some(list) = rec["changes"].as_array().filter(|l| !l.is_empty()) else {
+        return String::new();
+    };
+    let n: u64 = list.iter().filter_map(|c| c["count"].as_u64()).sum();
+    let each: Vec<String> = list
+        .iter()
+        .map(|c| format!("{} x{}", c["what"].as_str().unwrap_or("?"), c["count"]))
+        .collect();
+    format!(
+        "; {n} change{}: {}",
+        if n == 1 { "" } else { "s" },
+        each.join(", ")
+    )
 }
 
 /// `--force`: no waiting, but never into a dead pane.
@@ -740,7 +784,7 @@ pub(crate) fn verify_loop(
     let mut resubmits = 0u32;
     let mut stranded_since: Option<Duration> = None;
     let mut last_press = start;
-    let grace = Duration::from_millis(400 + pl.submit().delay_before_ms);
+    let grace = Duration::from_millis(pl.submit().delay_before_ms.saturating_add(400));
     loop {
         clock.sleep(Duration::from_millis(25));
         let s = match tmux.read(pane) {

@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 
 #[derive(clap::Args, Debug)]
 pub struct StatusArgs {
+    #[command(flatten)]
+    pub server: crate::cli::ServerArgs,
     /// Only the panes of this session (a name, or an id such as `$1`)
     #[arg(long, value_name = "SESSION")]
     pub session: Option<String>,

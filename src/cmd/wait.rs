@@ -104,7 +104,11 @@ pub fn run(server: &Server, profiles: &Profiles, a: WaitArgs) -> Result<i32> {
         v["agent"] = agent.clone().into();
         v["state"] = r.state.to_string().into();
         v["control_mode"] = tmux.connected().into();
-        out(&v.to_string())?;
+        // every --json outcome says how it ended, as send's receipt does
+        let e = (!r.ready).then(|| super::refusal(&r.state, &r.reason, r.timed_out));
+        v["exit_code"] = e.as_ref().map_or(0, |e| e.exit_code()).into();
+        v["error"] = e.map(|e| e.to_string()).into();
+        super::out_json(&v)?;
     } else if r.ready {
         out(&format!(
             "{pane}\t{}\tready\twaited {} ms, {} polls: {}",

@@ -26,17 +26,19 @@ use std::time::{Duration, Instant};
 
 #[derive(clap::Args, Debug)]
 pub struct WatchArgs {
+    #[command(flatten)]
+    pub server: crate::cli::ServerArgs,
     /// Show a message when an agent pane goes from busy to ready (also `@promptgate-notify on`)
     #[arg(long)]
     pub notify: bool,
     /// Also ring each client's terminal bell (also `@promptgate-bell on`)
     #[arg(long)]
     pub bell: bool,
-    /// Poll interval
-    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    /// Poll interval (1 to 60000)
+    #[arg(long, default_value_t = 1000, value_name = "MS", value_parser = crate::cli::ms(1, crate::cli::MINUTE_MS), allow_negative_numbers = true)]
     pub interval: u64,
-    /// How long a notice stays on the status line
-    #[arg(long, default_value_t = 5000, value_name = "MS")]
+    /// How long a notice stays on the status line (0 to 600000)
+    #[arg(long, default_value_t = 5000, value_name = "MS", value_parser = crate::cli::ms(0, 10 * crate::cli::MINUTE_MS), allow_negative_numbers = true)]
     pub display_ms: u64,
 }
 

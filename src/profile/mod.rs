@@ -237,67 +237,123 @@ impl Profile {
     }
 
     pub fn compile(def: ProfileDef, source: &str) -> Result<Profile> {
+        Self::compile_at(def, source).map_err(|b| {
+            let name = b.name.clone();
+            Error::Profile(format!("{name}: {}", b.what()))
+        })
+    }
+
+    /// [`Profile::compile`], with where in the profile a bad value is, so that
+    /// a user file's error can name its line.
+    fn compile_at(def: ProfileDef, source: &str) -> std::result::Result<Profile, Bad> {
         let name = def.name.clone();
-        let re = |what: &str, s: &str| {
-            Regex::new(s).map_err(|e| Error::Profile(format!("{name}: {what}: bad regex: {e}")))
+        let bad = |path: Vec<Seg>, msg: String| Bad {
+            name: name.clone(),
+            path,
+            msg,
         };
-        let res =
-            |what: &str, v: &[String]| v.iter().map(|s| re(what, s)).collect::<Result<Vec<_>>>();
-        let markers = |what: &str, v: &[MarkerDef]| {
+        let re = |path: Vec<Seg>, s: &str| {
+            Regex::new(s).map_err(|e| bad(path, format!("bad regex {s:?}: {}", regex_error(&e))))
+        };
+        let res = |path: &[Seg], v: &[String]| {
             v.iter()
-                .map(|m| {
+                .enumerate()
+                .map(|(i, s)| re(with(path, [Seg::Index(i)]), s))
+                .collect::<std::result::Result<Vec<_>, _>>()
+        };
+        let markers = |what: &'static str, v: &[MarkerDef]| {
+            v.iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    let at = |key: &'static str| vec![Seg::Key(what), Seg::Index(i), Seg::Key(key)];
                     if what == "dialog" {
                         let k = m.kind.as_deref().unwrap_or("other");
                         if !DIALOG_KINDS.contains(&k) {
-                            return Err(Error::Profile(format!(
-                                "{name}: dialog {}: unknown kind '{k}' (one of {})",
-                                m.id,
-                                DIALOG_KINDS.join(", ")
-                            )));
+                            return Err(bad(
+                                at("kind"),
+                                format!(
+                                    "dialog {}: unknown kind '{k}' (one of {})",
+                                    m.id,
+                                    DIALOG_KINDS.join(", ")
+                                ),
+                            ));
                         }
                     }
                     match m.on.as_deref() {
                         None | Some("screen") | Some("title") => {}
                         Some(o) => {
-                            return Err(Error::Profile(format!(
-                                "{name}: {what} {}: on = '{o}' (screen or title)",
-                                m.id
-                            )))
+                            return Err(bad(
+                                at("on"),
+                                format!("{what} {}: on = '{o}' (screen or title)", m.id),
+                            ))
                         }
                     }
                     Ok(Marker {
                         def: m.clone(),
-                        re: re(&format!("{what} {}", m.id), &m.regex)?,
+                        re: re(at("regex"), &m.regex).map_err(|b| Bad {
+                            msg: format!("{what} {}: {}", m.id, b.msg),
+                            ..b
+                        })?,
                     })
                 })
-                .collect::<Result<Vec<_>>>()
+                .collect::<std::result::Result<Vec<_>, _>>()
         };
+        let composer = |k: &'static str| vec![Seg::Key("composer"), Seg::Key(k)];
         if def.composer.prompt.is_empty() {
-            return Err(Error::Profile(format!("{name}: composer.prompt is empty")));
+            return Err(bad(composer("prompt"), "composer.prompt is empty".into()));
         }
         let cap = &def.delivery;
         if cap.raw_chunk_max == 0 {
-            return Err(Error::Profile(format!(
-                "{name}: delivery.raw_chunk_max must be > 0"
-            )));
+            return Err(bad(
+                vec![Seg::Key("delivery"), Seg::Key("raw_chunk_max")],
+                "delivery.raw_chunk_max must be > 0".into(),
+            ));
+        }
+        // every wait is bounded, so that no clock overflows on a typo
+        for (key, v, max) in [
+            ("submit_delay_ms", Some(cap.submit_delay_ms), MAX_DELAY_MS),
+            (
+                "paste_submit_delay_ms",
+                cap.paste_submit_delay_ms,
+                MAX_DELAY_MS,
+            ),
+            (
+                "submit_delay_per_kib_ms",
+                Some(cap.submit_delay_per_kib_ms),
+                1_000,
+            ),
+            ("pacing_ms", Some(cap.pacing_ms), MAX_DELAY_MS),
+            (
+                "startup_settle_ms",
+                Some(cap.startup_settle_ms),
+                MAX_DELAY_MS,
+            ),
+            ("resubmit_max", Some(cap.resubmit_max as u64), 10),
+        ] {
+            if v.is_some_and(|v| v > max) {
+                return Err(bad(
+                    vec![Seg::Key("delivery"), Seg::Key(key)],
+                    format!("delivery.{key} = {} is over {max}", v.unwrap_or(0)),
+                ));
+            }
         }
         Ok(Profile {
-            prompt: res("composer.prompt", &def.composer.prompt)?,
+            prompt: res(&composer("prompt"), &def.composer.prompt)?,
             continuation: def
                 .composer
                 .continuation
                 .as_deref()
-                .map(|s| re("composer.continuation", s))
+                .map(|s| re(composer("continuation"), s))
                 .transpose()?,
             rule: def
                 .composer
                 .rule
                 .as_deref()
-                .map(|s| re("composer.rule", s))
+                .map(|s| re(composer("rule"), s))
                 .transpose()?,
-            placeholders: res("composer.placeholders", &def.composer.placeholders)?,
+            placeholders: res(&composer("placeholders"), &def.composer.placeholders)?,
             paste_placeholders: res(
-                "composer.paste_placeholders",
+                &composer("paste_placeholders"),
                 &def.composer.paste_placeholders,
             )?,
             busy: markers("busy", &def.busy)?,
@@ -305,13 +361,109 @@ impl Profile {
             queued: markers("queued", &def.queued)?,
             draft: markers("draft", &def.draft)?,
             starting: markers("starting", &def.starting)?,
-            echo: res("echo", &def.echo)?,
-            signature: res("identify.screen", &def.identify.screen)?,
+            echo: res(&[Seg::Key("echo")], &def.echo)?,
+            signature: res(
+                &[Seg::Key("identify"), Seg::Key("screen")],
+                &def.identify.screen,
+            )?,
             source: source.to_string(),
             def,
         })
     }
 }
+
+/// A step of the path to a value inside one `[[agent]]` table.
+#[derive(Debug, Clone, Copy)]
+enum Seg {
+    Key(&'static str),
+    Index(usize),
+}
+
+fn with<const N: usize>(path: &[Seg], more: [Seg; N]) -> Vec<Seg> {
+    path.iter().copied().chain(more).collect()
+}
+
+/// A bad value in a profile, and where it is.
+struct Bad {
+    name: String,
+    path: Vec<Seg>,
+    msg: String,
+}
+
+impl Bad {
+    /// `composer.prompt[0]: bad regex "(": unclosed group`
+    fn what(&self) -> String {
+        let mut p = String::new();
+        for s in &self.path {
+            match s {
+                Seg::Key(k) if p.is_empty() => p += k,
+                Seg::Key(k) => p += &format!(".{k}"),
+                Seg::Index(i) => p += &format!("[{i}]"),
+            }
+        }
+        format!("{p}: {}", self.msg)
+    }
+}
+
+/// A regex error on one line: the regex crate's own message spans several
+/// (the pattern, a caret, then `error: ...`).
+fn regex_error(e: &regex::Error) -> String {
+    let text = e.to_string();
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("error:").map(str::trim))
+        .map(str::to_string)
+        .unwrap_or_else(|| text.lines().map(str::trim).collect::<Vec<_>>().join(" "))
+}
+
+/// The 1-based line of byte `at` in `text`.
+fn line_of(text: &str, at: usize) -> usize {
+    text.as_bytes()[..at.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// The line of the value at `path` in the `agent`-th `[[agent]]` table of a
+/// user file (or of the nearest part of it that has a place).
+fn line_in_file(text: &str, agent: usize, path: &[Seg]) -> Option<usize> {
+    use toml_edit::{Item, Value};
+    let doc = toml_edit::ImDocument::parse(text).ok()?;
+    #[derive(Clone, Copy)]
+    enum Node<'a> {
+        Item(&'a Item),
+        Table(&'a toml_edit::Table),
+        Value(&'a Value),
+    }
+    let mut cur = Node::Item(doc.get("agent")?);
+    let mut best = None;
+    for seg in std::iter::once(Seg::Index(agent)).chain(path.iter().copied()) {
+        let (value, table) = match cur {
+            Node::Item(Item::Value(v)) | Node::Value(v) => (Some(v), None),
+            Node::Item(Item::Table(t)) | Node::Table(t) => (None, Some(t)),
+            _ => (None, None),
+        };
+        let next = match (cur, seg, value) {
+            (Node::Item(Item::ArrayOfTables(a)), Seg::Index(i), _) => a.get(i).map(Node::Table),
+            (_, Seg::Key(k), None) => table.and_then(|t| t.get(k)).map(Node::Item),
+            (_, Seg::Index(i), Some(Value::Array(a))) => a.get(i).map(Node::Value),
+            (_, Seg::Key(k), Some(Value::InlineTable(t))) => t.get(k).map(Node::Value),
+            _ => None,
+        };
+        let Some(next) = next else { break };
+        let span = match next {
+            Node::Item(i) => i.span(),
+            Node::Table(t) => t.span(),
+            Node::Value(v) => v.span(),
+        };
+        best = span.or(best);
+        cur = next;
+    }
+    best.map(|r| line_of(text, r.start))
+}
+
+/// The longest delay a profile may set, in ms.
+pub const MAX_DELAY_MS: u64 = 60_000;
 
 pub const DIALOG_KINDS: &[&str] = &[
     "trust",
@@ -398,19 +550,46 @@ impl Profiles {
         self.merge_str(&text, &file.display().to_string())
     }
 
+    /// Add a user file's agents. Every error is one line naming `source` and
+    /// the line: a TOML or type error, an unknown key, a bad regex or value, or
+    /// an agent defined twice in the file.
     pub fn merge_str(&mut self, text: &str, source: &str) -> Result<()> {
+        let at = |line: Option<usize>| line.map(|l| format!(" line {l}")).unwrap_or_default();
         let uf: UserFile = toml::from_str(text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
-            let at = line.map(|l| format!(" line {l}")).unwrap_or_default();
+            let line = e.span().map(|s| line_of(text, s.start));
             Error::Profile(format!(
-                "{source}{at}: {}",
+                "{source}{}: {}",
+                at(line),
                 e.message().trim().replace('\n', "; ")
             ))
         })?;
-        for def in uf.agent {
-            let p = Profile::compile(def, source)?;
+        let mut seen: Vec<&str> = Vec::new();
+        for (i, def) in uf.agent.iter().enumerate() {
+            if seen.contains(&def.name.as_str()) {
+                let first = uf
+                    .agent
+                    .iter()
+                    .position(|d| d.name == def.name)
+                    .unwrap_or(0);
+                let name = [Seg::Key("name")];
+                return Err(Error::Profile(format!(
+                    "{source}{}: agent '{}' is defined twice in this file (first{})",
+                    at(line_in_file(text, i, &name)),
+                    def.name,
+                    at(line_in_file(text, first, &name)),
+                )));
+            }
+            seen.push(&def.name);
+        }
+        for (i, def) in uf.agent.into_iter().enumerate() {
+            let p = Profile::compile_at(def, source).map_err(|b| {
+                Error::Profile(format!(
+                    "{source}{}: agent {}: {}",
+                    at(line_in_file(text, i, &b.path)),
+                    b.name,
+                    b.what()
+                ))
+            })?;
             let e = Entry {
                 def: p.def.clone(),
                 source: source.to_string(),
