@@ -50,7 +50,7 @@ pub struct RecordDef {
 }
 
 fn wait_ms() -> u64 {
-    1500
+    500
 }
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]

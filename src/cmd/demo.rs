@@ -34,9 +34,15 @@ pub fn run(server: &Server, remote: bool, a: DemoArgs) -> Result<i32> {
     std::fs::create_dir_all(&dir)?;
     let transcript = dir.join("transcript.jsonl");
     let log = dir.join("deliveries.jsonl");
+    // the simulated agent keeps its record (as the real one does) in a HOME of
+    // its own, so the receipt's proof comes from that record
+    let home = format!("HOME={}", dir.join("home").display());
     let argv: Vec<String> = [
+        "env",
+        &home,
         &exe_s,
         "fake-agent",
+        "--records",
         "--like",
         &a.like,
         "--blank-ms",
