@@ -7,26 +7,61 @@
 
 PG_HELPER="$PG_DIR/plugin/promptgate.sh"
 
+# The running tmux's release as a number (3.2a -> 302, 3.7c -> 307), from
+# `tmux -V`; a build that names no release (master, a fork) counts as the newest.
+# The client and the server must be the same release, so this is the server's.
+pg_tmux_version() {
+	local v
+	if [ -z "${PG_TMUX_VER:-}" ]; then
+		v=$(tmux -V 2>/dev/null)
+		v=${v#* }
+		v=${v#next-}
+		case $v in
+		[0-9]*.[0-9]*)
+			PG_TMUX_VER=$((${v%%.*} * 100 + $(printf '%s' "${v#*.}" | sed 's/[^0-9].*//; s/^$/0/')))
+			;;
+		*) PG_TMUX_VER=9999 ;;
+		esac
+	fi
+	return 0
+}
+
+# Expand a format with `display-message -p` ($1: target or "", $2: format) and
+# print it with the one escape some releases add undone: tmux 3.4 prints `$`
+# before a letter, `_` or `{` as `\$`. Fields are best split on TAB, which no
+# release escapes (control bytes come out as octal escapes on 3.4 and later).
+pg_display() {
+	local out t=$'\t'
+	if [ -n "$1" ]; then
+		out=$(tmux display-message -p -t "$1" "\$a$t$2" 2>/dev/null) || return 1
+	else
+		out=$(tmux display-message -p "\$a$t$2" 2>/dev/null) || return 1
+	fi
+	case $out in
+	"\\\$a$t"*)
+		out=${out#*"$t"}
+		out=${out//"\\\$"/"\$"}
+		;;
+	*) out=${out#*"$t"} ;;
+	esac
+	printf '%s\n' "$out"
+}
+
 # Read every @promptgate-* option in one tmux call ($1: a pane whose session
 # options apply; global options otherwise). Sets PG_<name> for each entry.
 pg_load_options() {
-	local spec fmt="" sep=$'\037' out i=0 name value
-	local -a vals
+	local spec fmt="" out name value t=$'\t'
 	for spec in "${PG_OPTIONS[@]}"; do
-		fmt+="#{@promptgate-${spec%%=*}}$sep"
+		fmt+="#{@promptgate-${spec%%=*}}$t"
 	done
-	if [ -n "${1:-}" ]; then
-		out=$(tmux display-message -p -t "$1" "$fmt" 2>/dev/null) || out=""
-	else
-		out=$(tmux display-message -p "$fmt" 2>/dev/null) || out=""
-	fi
-	IFS=$sep read -r -a vals <<<"$out"
+	out=$(pg_display "${1:-}" "$fmt") || out=""
+	# split on TAB by hand: `read` would merge empty fields
 	for spec in "${PG_OPTIONS[@]}"; do
 		name=${spec%%=*}
-		value=${vals[i]:-}
+		value=${out%%"$t"*}
+		case $out in *"$t"*) out=${out#*"$t"} ;; *) out="" ;; esac
 		[ -n "$value" ] || value=${spec#*=}
 		printf -v "PG_${name//-/_}" '%s' "$value"
-		i=$((i + 1))
 	done
 }
 
