@@ -104,29 +104,44 @@ pg_plugin_version() {
 }
 
 # Find the binary: @promptgate-bin, then $PATH, then <plugin>/target/release.
-# Sets PG_BIN, or PG_PROBLEM (why there is none that fits) and returns 1.
+# Sets PG_BIN, or PG_PROBLEM (a message: what is wrong, then what to do, the
+# fix first so that an 80-column status line shows it) and returns 1.
 pg_find_bin() {
-	local want have
+	local want have where build rebuild k
 	PG_BIN="" PG_PROBLEM=""
+	k=$(pg_key_name install)
+	build="cargo build --release --locked in $PG_DIR"
+	rebuild=$build
+	if [ -n "$k" ]; then
+		build="$k builds it (cargo build --release --locked)"
+		rebuild="$k builds it"
+	fi
 	if [ -n "${PG_bin:-}" ]; then
 		PG_BIN=${PG_bin/#\~/$HOME}
-		if [ ! -x "$PG_BIN" ]; then
-			PG_PROBLEM="no promptgate binary at $PG_BIN (@promptgate-bin)"
+		if [ ! -f "$PG_BIN" ] || [ ! -x "$PG_BIN" ]; then
+			PG_PROBLEM="promptgate: fix or unset @promptgate-bin: no program at $PG_BIN"
 			PG_BIN=""
 			return 1
 		fi
+		where="@promptgate-bin"
 	elif command -v promptgate >/dev/null 2>&1; then
 		PG_BIN=$(command -v promptgate)
+		where="\$PATH"
 	elif [ -x "$PG_DIR/target/release/promptgate" ]; then
 		PG_BIN="$PG_DIR/target/release/promptgate"
+		where=""
 	else
-		PG_PROBLEM="the promptgate binary is not built"
+		PG_PROBLEM="promptgate: not built. $build"
 		return 1
 	fi
 	want=$(pg_plugin_version)
-	have=$("$PG_BIN" --version 2>/dev/null | sed -n 's/^promptgate //p')
+	have=$("$PG_BIN" --version 2>/dev/null | sed -n 's/^promptgate \([^ ]*\).*/\1/p' | head -n 1)
 	if [ -n "$want" ] && [ "$have" != "$want" ]; then
-		PG_PROBLEM="$PG_BIN is version ${have:-unknown}, the plugin is $want"
+		case $where in
+		@*) PG_PROBLEM="promptgate: update or unset @promptgate-bin: version ${have:-unknown}, plugin $want: $PG_BIN" ;;
+		\$*) PG_PROBLEM="promptgate: update the promptgate on \$PATH: version ${have:-unknown}, plugin $want: $PG_BIN" ;;
+		*) PG_PROBLEM="promptgate: rebuild: binary version ${have:-unknown}, plugin $want. $rebuild" ;;
+		esac
 		PG_BIN=""
 		return 1
 	fi

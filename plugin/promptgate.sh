@@ -27,14 +27,8 @@ PG_PROMPT_TYPE=window-target
 
 pg_need_bin() { # CLIENT
 	pg_find_bin && return 0
-	pg_msg "$1" "promptgate: $PG_PROBLEM. Build it: cargo build --release --locked (in $PG_DIR)$(pg_install_hint)"
+	pg_msg "$1" "$PG_PROBLEM"
 	return 1
-}
-
-pg_install_hint() {
-	local k
-	k=$(pg_key_name install)
-	[ -z "$k" ] || printf ', or press %s' "$k"
 }
 
 pg_no_target() { # CLIENT

@@ -67,6 +67,19 @@ fn prefix_keys(s: &TmuxServer) -> Vec<String> {
         .collect()
 }
 
+/// The binding of KEY in TABLE as `list-keys` prints it, or None. The whole
+/// table is listed: tmux 3.7 shows `list-keys -T TABLE KEY` as a message
+/// instead of printing it.
+fn binding(s: &TmuxServer, table: &str, key: &str) -> Option<String> {
+    s.tmux_out(&["list-keys", "-T", table])
+        .lines()
+        .find(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            w.iter().position(|x| *x == "-T").and_then(|i| w.get(i + 2)) == Some(&key)
+        })
+        .map(str::to_string)
+}
+
 /// A headless client: a second private server whose pane runs `tmux attach`.
 struct Client {
     outer: TmuxServer,
@@ -238,10 +251,8 @@ fn loading_twice_leaves_one_of_each_binding_alias_and_hook() {
     let mut keys = prefix_keys(&s);
     keys.sort();
     assert_eq!(keys, ["M-i", "Q", "S", "T", "V"]);
-    assert!(
-        s.tmux_out(&["list-keys", "-T", "prefix", "A"]).is_empty(),
-        "A is still bound"
-    );
+    assert_eq!(binding(&s, "prefix", "A"), None, "A is still bound");
+    assert_eq!(binding(&s, "prefix", "B"), None, "B is still bound");
     // the alias stays for users who bind it themselves
     assert!(s
         .tmux_out(&["show-options", "-s", "command-alias"])
@@ -249,31 +260,93 @@ fn loading_twice_leaves_one_of_each_binding_alias_and_hook() {
 }
 
 #[test]
-fn a_missing_or_stale_binary_binds_a_visible_build_message() {
+fn a_reload_moves_keys_between_tables_and_leaves_the_users_own_bindings() {
+    let s = server();
+    load(&s);
+    // the user binds an alias and takes over one of the plugin's keys
+    assert!(s
+        .tmux(&["bind-key", "-n", "M-a", "promptgate-send"])
+        .status
+        .success());
+    s.tmux(&["bind-key", "T", "display-message", "mine"]);
+    s.tmux(&["set-option", "-g", "@promptgate-key-table", "root"]);
+    s.tmux(&["set-option", "-g", "@promptgate-send-key", "M-s"]);
+    load(&s);
+    let prefix = prefix_keys(&s);
+    assert!(prefix.is_empty(), "left in prefix: {prefix:?}");
+    let t = binding(&s, "prefix", "T").unwrap_or_default();
+    assert!(t.contains("display-message mine"), "{t}");
+    // (tmux stores the alias expanded: it runs the same command as the key)
+    let a = binding(&s, "root", "M-a").unwrap_or_default();
+    assert!(a.contains(" send #{pane_id}"), "{a}");
+    let m = binding(&s, "root", "M-s").unwrap_or_default();
+    assert!(m.contains(" send #{pane_id}"), "{m}");
+    for k in ["V", "B", "Q", "M-i"] {
+        assert!(binding(&s, "root", k).is_some(), "{k} is not in root");
+    }
+    // and back, twice: the same keys as the first load (T is the pick key again)
+    s.tmux(&["set-option", "-gu", "@promptgate-key-table"]);
+    s.tmux(&["set-option", "-gu", "@promptgate-send-key"]);
+    load(&s);
+    load(&s);
+    let mut keys = prefix_keys(&s);
+    keys.sort();
+    assert_eq!(keys, ["A", "B", "M-i", "Q", "T", "V"]);
+    assert!(binding(&s, "root", "M-s").is_none());
+    assert!(binding(&s, "root", "M-a").is_some());
+}
+
+/// Give the plugin's shell a PATH with the tmux under test and no promptgate.
+fn no_promptgate_on_path(s: &TmuxServer) {
+    let tmux = std::env::var_os("PATH")
+        .and_then(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join("tmux"))
+                .find(|t| t.is_file())
+        })
+        .expect("tmux on PATH");
+    let dir = tmux.parent().unwrap();
+    let path = format!("{}:/usr/bin:/bin", dir.display());
+    for d in std::env::split_paths(&path) {
+        assert!(!d.join("promptgate").exists(), "{}", d.display());
+    }
+    s.tmux(&["set-environment", "-g", "PATH", &path]);
+}
+
+/// A copy of the plugin without a binary (no `target/`), to load as a new
+/// user's clone would be before the build.
+fn unbuilt_plugin(dir: &Path) -> PathBuf {
+    let root = dir.join("clone");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::create_dir_all(root.join("plugin")).unwrap();
+    for f in ["promptgate.tmux", "Cargo.toml"] {
+        std::fs::copy(src.join(f), root.join(f)).unwrap();
+    }
+    for f in ["lib.sh", "options.sh", "promptgate.sh"] {
+        std::fs::copy(src.join("plugin").join(f), root.join("plugin").join(f)).unwrap();
+    }
+    root.join("promptgate.tmux")
+}
+
+#[test]
+fn a_missing_binary_binds_a_build_message_that_fits_80_columns() {
     let s = server();
     // nothing named promptgate on the PATH the plugin sees
-    s.tmux(&["set-environment", "-g", "PATH", "/usr/bin:/bin"]);
-    assert!(!Path::new("/usr/bin/promptgate").exists() && !Path::new("/bin/promptgate").exists());
-    s.tmux(&[
-        "set-option",
-        "-g",
-        "@promptgate-bin",
-        "/nonexistent/promptgate",
-    ]);
-    load(&s);
-    let keys = s.tmux_out(&["list-keys", "-T", "prefix"]);
+    no_promptgate_on_path(&s);
+    s.tmux(&["set-option", "-gu", "@promptgate-bin"]);
+    let file = unbuilt_plugin(s.dir.path());
+    let o = s.tmux(&["run-shell", file.to_str().unwrap()]);
+    assert!(o.status.success() && o.stdout.is_empty(), "{o:?}");
+    let want = "promptgate: not built. prefix M-i builds it (cargo build --release --locked)";
+    assert!(want.chars().count() <= 80);
     for k in ["A", "V", "B", "T", "Q"] {
-        let line = keys
-            .lines()
-            .find(|l| l.split_whitespace().nth(3) == Some(k))
-            .unwrap_or_else(|| panic!("{k} not bound:\n{keys}"));
+        let line = binding(&s, "prefix", k).unwrap_or_else(|| panic!("{k} not bound"));
         assert!(
-            line.contains("display-message") && line.contains("cargo build --release --locked"),
+            line.contains("display-message") && line.contains(want),
             "{line}"
         );
-        assert!(line.contains("/nonexistent/promptgate"), "{line}");
     }
-    let install = keys.lines().find(|l| l.contains(" M-i ")).unwrap();
+    let install = binding(&s, "prefix", "M-i").unwrap();
     assert!(
         install.contains("run-shell -b") && install.contains(" install "),
         "{install}"
@@ -282,10 +355,50 @@ fn a_missing_or_stale_binary_binds_a_visible_build_message() {
         .tmux_out(&["show-options", "-s", "command-alias"])
         .contains("promptgate-send=display-message"));
 
-    // pressed, the key shows the build command
+    // pressed, the key shows all of it on an 80-column client
+    s.tmux(&["resize-window", "-t", "=main:", "-x", "80"]);
+    let c = attach(&s);
+    c.outer.tmux(&["resize-window", "-t", "=main:", "-x", "80"]);
+    c.press(&["C-b", "A"]);
+    c.wait_screen("error binding", want);
+
+    // without an install key it names the command and where to run it
+    s.tmux(&["set-option", "-g", "@promptgate-install-key", "none"]);
+    let o = s.tmux(&["run-shell", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{o:?}");
+    let line = binding(&s, "prefix", "A").unwrap();
+    let dir = file.parent().unwrap().display().to_string();
+    assert!(
+        line.contains(&format!(
+            "promptgate: not built. cargo build --release --locked in {dir}"
+        )),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_wrong_or_stale_binary_path_says_to_fix_the_option_not_to_build() {
+    let s = server();
+    no_promptgate_on_path(&s);
+    s.tmux(&[
+        "set-option",
+        "-g",
+        "@promptgate-bin",
+        "/nonexistent/promptgate",
+    ]);
+    load(&s);
+    for k in ["A", "V", "B", "T", "Q"] {
+        let line = binding(&s, "prefix", k).unwrap_or_else(|| panic!("{k} not bound"));
+        assert!(
+            line.contains(
+                "promptgate: fix or unset @promptgate-bin: no program at /nonexistent/promptgate"
+            ) && !line.contains("cargo build"),
+            "{line}"
+        );
+    }
     let c = attach(&s);
     c.press(&["C-b", "A"]);
-    c.wait_screen("error binding", "cargo build --release --locked");
+    c.wait_screen("error binding", "fix or unset @promptgate-bin");
 
     // a binary of another version is refused the same way
     let fake = s.dir.path().join("old-promptgate");
@@ -298,10 +411,13 @@ fn a_missing_or_stale_binary_binds_a_visible_build_message() {
         fake.to_str().unwrap(),
     ]);
     load(&s);
-    let line = s.tmux_out(&["list-keys", "-T", "prefix", "A"]);
+    let line = binding(&s, "prefix", "A").unwrap();
     assert!(
-        line.contains("is version 0.0.1")
-            && line.contains(&format!("the plugin is {}", env!("CARGO_PKG_VERSION"))),
+        line.contains(&format!(
+            "promptgate: update or unset @promptgate-bin: version 0.0.1, plugin {}: {}",
+            env!("CARGO_PKG_VERSION"),
+            fake.display()
+        )),
         "{line}"
     );
 }
