@@ -85,6 +85,14 @@ pg_literal() {
 	printf '%s' "${1//#/##}"
 }
 
+# A command-prompt label: expanded as a format and through strftime (# -> ##,
+# % -> %%), and split into several prompts at each comma (-> space).
+pg_prompt_literal() {
+	local s=${1//#/##}
+	s=${s//%/%%}
+	printf '%s' "${s//,/ }"
+}
+
 # Text for display-message, which also goes through strftime: # -> ##, % -> %%.
 pg_message_literal() {
 	local s=${1//#/##}
@@ -289,7 +297,8 @@ pg_result_msg() {
 
 # Deliver file $2 to pane $1, report on client $3 (action $4, for the log).
 # With $5 = keep, a prompt that was not typed at all is kept in the paste
-# buffer promptgate-unsent (the top buffer, so the paste key resends it).
+# buffer promptgate-unsent (the newest buffer, so the paste key resends it).
+# Sets PG_TYPED (yes/no).
 pg_deliver() {
 	local pane=$1 file=$2 client=$3 action=$4 keep=${5:-} errf json rc err msg receipt k
 	errf=$(mktemp "${TMPDIR:-/tmp}/promptgate-err.XXXXXX") || errf=/dev/null
@@ -304,7 +313,12 @@ pg_deliver() {
 	fi
 	msg=$(pg_result_msg "$pane" "$rc" "$json" "$err")
 	receipt=$(pg_json receipt "$json")
-	if [ "$rc" -ne 0 ] && [ "$keep" = keep ] && { [ -z "$receipt" ] || [ "$receipt" = not-sent ]; } &&
+	# PG_TYPED: did any of the prompt reach the pane (yes), or surely none (no)
+	PG_TYPED=yes
+	if [ "$rc" -ne 0 ] && { [ -z "$receipt" ] || [ "$receipt" = not-sent ]; }; then
+		PG_TYPED=no
+	fi
+	if [ "$PG_TYPED" = no ] && [ "$keep" = keep ] &&
 		tmux load-buffer -b promptgate-unsent "$file" 2>/dev/null; then
 		k=$(pg_key_name paste)
 		msg+=" (kept in buffer promptgate-unsent${k:+; $k resends it})"

@@ -693,6 +693,21 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
     let m = wait_message(&s, "promptgate: ", n);
     assert!(m.contains(&format!("sent to {claude}")), "{m}");
     assert_eq!(wait_prompts(&t_claude, 4).get(3), Some(&texts[8]));
+    // once delivered, the kept prompt is no longer kept: a second press sends
+    // the buffer before it, and prefix ] cannot paste it into a shell
+    assert!(
+        !s.tmux_out(&["list-buffers", "-F", "#{buffer_name}"])
+            .lines()
+            .any(|l| l == "promptgate-unsent"),
+        "{}",
+        s.tmux_out(&["list-buffers"])
+    );
+    s.wait_state(&claude, "ready", 10.0);
+    let n = messages(&s).len();
+    c.press(&["C-b", "B"]);
+    let m = wait_message(&s, "promptgate: ", n);
+    assert!(m.contains(&format!("sent to {claude}")), "{m}");
+    assert_eq!(wait_prompts(&t_claude, 5).get(4), Some(&pasted));
 
     // every key ran in the background and left the client's pane as it was
     assert_eq!(
