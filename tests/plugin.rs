@@ -19,6 +19,34 @@ fn plugin_file() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("promptgate.tmux")
 }
 
+/// The release of the `tmux` on PATH, as (3, 7) for 3.7c; a build that names
+/// no release (master) counts as the newest.
+fn release() -> (u32, u32) {
+    let o = std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .unwrap();
+    let v = String::from_utf8_lossy(&o.stdout).to_string();
+    let v = v
+        .trim()
+        .trim_start_matches("tmux ")
+        .trim_start_matches("next-");
+    let num = |x: &str| {
+        x.chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect::<String>()
+            .parse::<u32>()
+            .ok()
+    };
+    match v.split_once('.') {
+        Some((a, b)) => match (num(a), num(b)) {
+            (Some(a), Some(b)) => (a, b),
+            _ => (99, 0),
+        },
+        None => (99, 0),
+    }
+}
+
 /// A private server set up as a user's would be, before the plugin loads.
 fn server() -> TmuxServer {
     let s = TmuxServer::new(120, 40, &[]);
@@ -488,6 +516,23 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
     let (gemini, t_gemini) = agent(&s, "gemini", &["--dialog", "trust"]);
     load(&s);
     let c = attach(&s);
+    // A popup has its title from tmux 3.3 on; the editor in it has started
+    // once it notes so.
+    let titles = release() >= (3, 3);
+    let wait_editor = |what: &str, title: &str, runs: usize| {
+        if titles {
+            c.wait_screen(what, title);
+        }
+        let t = Instant::now();
+        while editor_starts() <= runs {
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "{what}: the editor never started:\n{}",
+                c.screen()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
     s.wait_state(&claude, "ready", 15.0);
     s.wait_state(&codex, "ready", 15.0);
     s.wait_state(&gemini, "dialog:trust", 15.0);
@@ -572,8 +617,13 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
     s.tmux(&["select-pane", "-m", "-t", &claude]);
     let body = format!("first line {}\nsecond line {}", texts[1], texts[8]);
     let n = messages(&s).len();
+    let runs = editor_starts();
     c.press(&["C-b", "V"]);
-    c.wait_screen("compose popup", &format!("promptgate → {claude} claude"));
+    wait_editor(
+        "compose popup",
+        &format!("promptgate → {claude} claude"),
+        runs,
+    );
     for (i, line) in body.lines().enumerate() {
         if i > 0 {
             c.press(&["Enter"]);
@@ -593,15 +643,7 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
         let n = messages(&s).len();
         let runs = editor_starts();
         c.press(&["C-b", "V"]);
-        c.wait_screen("compose popup", "promptgate → ");
-        let t = Instant::now();
-        while editor_starts() == runs {
-            assert!(
-                t.elapsed() < Duration::from_secs(10),
-                "the editor never started"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_editor("compose popup", "promptgate → ", runs);
         c.type_text("never sent");
         if keys[0] == "C-d" {
             // erase the line first: the file stays empty
@@ -627,8 +669,9 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
     // Broadcast: every ready agent of the session; gemini shows a dialog and is skipped
     s.tmux(&["select-pane", "-M"]);
     let n = messages(&s).len();
+    let runs = editor_starts();
     c.press(&["C-b", "Q"]);
-    c.wait_screen("broadcast popup", "promptgate → 2 ready agent panes");
+    wait_editor("broadcast popup", "promptgate → 2 ready agent panes", runs);
     c.type_text("to everyone `id`");
     c.press(&["Enter", "C-d"]);
     let m = wait_message(&s, "broadcast", n);
