@@ -173,9 +173,24 @@ pg_action_paste() { # ORIGIN CLIENT
 	rm -rf "$dir"
 }
 
+# "PANE<TAB>WINDOW-NAME" for every pane of the server (names as tmux prints
+# them, with tmux 3.4's \$ undone and control characters shown as ?).
+pg_window_names() {
+	local out line name t=$'\t'
+	out=$(tmux display-message -p '$a' \; list-panes -a -F "#{pane_id}$t#{window_name}" 2>/dev/null) || return 0
+	case $out in
+	'\$a'*) out=${out//"\\\$"/"\$"} ;;
+	esac
+	while IFS= read -r line; do
+		case $line in %[0-9]*"$t"*) ;; *) continue ;; esac
+		name=${line#*"$t"}
+		printf '%s\t%s\n' "${line%%"$t"*}" "${name//[[:cntrl:]]/?}"
+	done <<<"$out"
+}
+
 pg_action_pick() { # ORIGIN CLIENT
-	local origin=$1 client=$2 rows session current pane where agent state glyph
-	local mark cmd i=0 keys="123456789abcdefghijklmnoprstuvwxyz"
+	local origin=$1 client=$2 rows names session current pane where agent state glyph
+	local mark cmd msg wname i=0 keys="123456789abcdefghijklmnoprstuvwxyz" t=$'\t'
 	local -a items
 	pg_need_bin "$client" || return 0
 	rows=$("$PG_BIN" status --format tsv 2>/dev/null)
@@ -185,16 +200,24 @@ pg_action_pick() { # ORIGIN CLIENT
 	fi
 	session=$(tmux display-message -p -t "$origin" '#{session_id}')
 	current=$(tmux display-message -p -t "$origin" '#{@promptgate-target}')
+	names=$(pg_window_names)
 	while IFS=$'\t' read -r pane _ where agent state glyph _; do
 		[ "$i" -lt ${#keys} ] || break
 		mark=" "
 		[ "$pane" != "$current" ] || mark="*"
-		cmd="set-option -t '$session' @promptgate-target '$pane' ; display-message 'promptgate: target is %${pane} ($agent)'"
-		items+=("$(pg_literal "$(printf '%s%s %-5s %-7s %-13s %s' "$mark" "$glyph" "$pane" "$agent" "$state" "$where")")" "${keys:i:1}" "$cmd")
+		wname=$(printf '%s\n' "$names" | grep -m 1 -F "$pane$t")
+		wname=${wname#*"$t"}
+		[ ${#wname} -le 24 ] || wname="${wname:0:23}…"
+		msg="promptgate: target is $pane $agent ($where ${wname:-?})"
+		# the menu expands the command as a format, then parses it; then
+		# display-message expands its text as a format and through strftime
+		cmd="set-option -t $(pg_tmux_quote "$session") @promptgate-target $(pg_tmux_quote "$pane") ; display-message -d $(pg_tmux_quote "$PG_display_ms") $(pg_tmux_quote "$(pg_message_literal "$msg")")"
+		items+=("$(pg_literal "$(printf '%s%s %-5s %-7s %-13s %-9s %s' "$mark" "$glyph" "$pane" "$agent" "$state" "$where" "$wname")")" "${keys:i:1}" "$(pg_literal "$cmd")")
 		i=$((i + 1))
 	done <<<"$rows"
 	items+=("")
-	items+=("  use the marked or last pane" "0" "set-option -u -t '$session' @promptgate-target ; display-message 'promptgate: target is the marked or last pane'")
+	cmd="set-option -u -t $(pg_tmux_quote "$session") @promptgate-target ; display-message -d $(pg_tmux_quote "$PG_display_ms") 'promptgate: target is the marked or last pane'"
+	items+=("  use the marked or last pane" "0" "$(pg_literal "$cmd")")
 	tmux display-menu -c "$client" -t "$origin" -T "#[align=centre] promptgate target " -x C -y C "${items[@]}"
 }
 
@@ -259,9 +282,12 @@ pg_action_broadcast() { # ORIGIN CLIENT
 
 pg_action_install() { # ORIGIN CLIENT
 	local origin=$1 client=$2 cmd
+	local -a opts=(-c "$client" -E -w 90% -h 80% -d "$(pg_literal "$PG_DIR")")
 	cmd="bash $(pg_sh_quote "$PG_DIR/scripts/install.sh") --pause"
-	if ! tmux display-popup -c "$client" -E -w 90% -h 80% -T " promptgate: build " -d "$PG_DIR" "$cmd" 2>/dev/null; then
-		tmux split-window -t "$origin" -c "$PG_DIR" "$cmd" 2>/dev/null ||
+	pg_tmux_version
+	[ "$PG_TMUX_VER" -lt 303 ] || opts+=(-T " promptgate: build ")
+	if ! tmux display-popup "${opts[@]}" "$cmd" 2>/dev/null; then
+		tmux split-window -t "$origin" -c "$(pg_literal "$PG_DIR")" "$cmd" 2>/dev/null ||
 			pg_msg "$client" "promptgate: could not open a popup or a pane; run: cd $PG_DIR && cargo build --release --locked"
 	fi
 }

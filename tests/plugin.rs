@@ -542,7 +542,27 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
     c.press(&["C-b", "A"]);
     wait_message(&s, "no target", n);
 
-    // Pick: the menu lists the agents with their states; choose codex (the 2nd)
+    // Pick: the menu lists the agents with their states and window names;
+    // choose codex (the 2nd). Its window's name is hostile: it shows as it is
+    // and runs nothing. (rename-window expands its argument: ## is one #.)
+    let hostile = format!(
+        "cx #{{pane_id}} %H '\" ; run-shell 'touch {}/pwned-quote'",
+        dir.display()
+    );
+    for (pane, name) in [
+        (&claude, "claude-win".to_string()),
+        (&codex, hostile.replace('#', "##")),
+        (&gemini, "gem".to_string()),
+    ] {
+        let o = s.tmux(&["rename-window", "-t", pane, "--", &name]);
+        assert!(o.status.success(), "{o:?}");
+    }
+    assert_eq!(
+        s.tmux_out(&["display-message", "-p", "-t", &codex, "#{window_name}"])
+            .trim_end(),
+        hostile
+    );
+    let n = messages(&s).len();
     c.press(&["C-b", "T"]);
     c.wait_screen("pick menu", "promptgate target");
     let menu = c.screen();
@@ -553,18 +573,34 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
         })
     };
     assert!(
-        item(&[&claude, "claude", "ready", "main:1.0", "(1)"]),
+        item(&[&claude, "claude", "ready", "main:1.0", "claude-win", "(1)"]),
+        "{menu}"
+    );
+    // (the name is cut to 24 columns)
+    assert!(
+        item(&[
+            &codex,
+            "codex",
+            "ready",
+            "main:2.0",
+            "cx",
+            "#{pane_id}",
+            "%H"
+        ]),
         "{menu}"
     );
     assert!(
-        item(&[&codex, "codex", "ready", "main:2.0", "(2)"]),
-        "{menu}"
-    );
-    assert!(
-        item(&[&gemini, "gemini", "dialog:trust", "main:3.0", "(3)"]),
+        item(&[&gemini, "gemini", "dialog:trust", "main:3.0", "gem", "(3)"]),
         "{menu}"
     );
     c.press(&["2"]);
+    // the choice is confirmed, naming the pane, its agent and its window
+    let m = wait_message(&s, "target is", n);
+    let shown: String = hostile.chars().take(23).collect();
+    assert_eq!(
+        m,
+        format!("promptgate: target is {codex} codex (main:2.0 {shown}…)")
+    );
     let start = Instant::now();
     while s
         .tmux_out(&["show-options", "-t", "=main:", "-v", "@promptgate-target"])
