@@ -114,6 +114,12 @@ struct Client {
 }
 
 fn attach(inner: &TmuxServer) -> Client {
+    attach_to(inner, "=main:0")
+}
+
+/// A headless client attached to TARGET (a session or window).
+fn attach_to(inner: &TmuxServer, target: &str) -> Client {
+    let before = clients(inner);
     let outer = TmuxServer::new(
         120,
         40,
@@ -126,25 +132,31 @@ fn attach(inner: &TmuxServer) -> Client {
             &inner.socket,
             "attach",
             "-t",
-            "=main:0",
+            target,
         ],
     );
     let start = Instant::now();
-    loop {
-        let names = inner.tmux_out(&[
-            "list-clients",
-            "-F",
-            "#{client_control_mode} #{client_name}",
-        ]);
-        if names.lines().any(|l| l.starts_with("0 ")) {
-            return Client { outer };
-        }
+    while clients(inner) <= before {
         assert!(
             start.elapsed() < Duration::from_secs(5),
             "no client attached"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    Client { outer }
+}
+
+/// How many clients (not control-mode ones) are attached.
+fn clients(inner: &TmuxServer) -> usize {
+    inner
+        .tmux_out(&[
+            "list-clients",
+            "-F",
+            "#{client_control_mode} #{client_name}",
+        ])
+        .lines()
+        .filter(|l| l.starts_with("0 "))
+        .count()
 }
 
 impl Client {
@@ -865,4 +877,103 @@ fn the_watcher_keeps_the_status_segment_and_tells_when_an_agent_is_done() {
         .tmux_out(&["show-options", "-t", "=main:", "-v", "@promptgate-status"])
         .trim()
         .is_empty());
+}
+
+/// A fake agent (quickly ready again) in a new window of SESSION.
+fn agent_in(s: &TmuxServer, session: &str, like: &str) -> (String, PathBuf) {
+    let t = s
+        .dir
+        .path()
+        .join(format!("transcript-{session}-{like}.jsonl"));
+    let b = bin();
+    let pane = s
+        .tmux_out(&[
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            &format!("={session}:"),
+            b.to_str().unwrap(),
+            "fake-agent",
+            "--like",
+            like,
+            "--transcript",
+            t.to_str().unwrap(),
+            "--busy-ms",
+            "150",
+        ])
+        .trim()
+        .to_string();
+    assert!(pane.starts_with('%'), "fake agent: {pane:?}");
+    (pane, t)
+}
+
+#[test]
+fn two_clients_answering_the_send_prompt_at_once_each_reach_their_own_target() {
+    let s = server();
+    assert!(s
+        .tmux(&["new-session", "-d", "-s", "two", "-x", "120", "-y", "40"])
+        .status
+        .success());
+    let (claude, t_claude) = agent_in(&s, "main", "claude");
+    let (codex, t_codex) = agent_in(&s, "two", "codex");
+    s.tmux(&["set-option", "-t", "=main:", "@promptgate-target", &claude]);
+    s.tmux(&["set-option", "-t", "=two:", "@promptgate-target", &codex]);
+    load(&s);
+    let c1 = attach_to(&s, "=main:0");
+    let c2 = attach_to(&s, "=two:0");
+    s.wait_state(&claude, "ready", 15.0);
+    s.wait_state(&codex, "ready", 15.0);
+
+    let mut want1 = Vec::new();
+    let mut want2 = Vec::new();
+    for round in 0..3 {
+        let t1 = format!("round {round} for claude %% %1 %2 %H \"q\" 'q' $HOME");
+        let t2 = format!("round {round} for codex 100% #{{pane_id}} #(id) \\ end");
+        let n = messages(&s).len();
+        c1.press(&["C-b", "A"]);
+        c2.press(&["C-b", "A"]);
+        // the label names the pane as it is: no strftime on its %
+        c1.wait_screen(
+            "send prompt",
+            &format!("promptgate → {claude} claude (ready):"),
+        );
+        c2.wait_screen(
+            "send prompt",
+            &format!("promptgate → {codex} codex (ready):"),
+        );
+        c1.type_text(&t1);
+        c2.type_text(&t2);
+        // both Enters at once
+        std::thread::scope(|sc| {
+            sc.spawn(|| c1.press(&["Enter"]));
+            sc.spawn(|| c2.press(&["Enter"]));
+        });
+        want1.push(t1);
+        want2.push(t2);
+        let start = Instant::now();
+        while messages(&s)
+            .iter()
+            .skip(n)
+            .filter(|m| m.contains("sent to"))
+            .count()
+            < 2
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(15),
+                "round {round}: {:#?}",
+                &messages(&s)[n..]
+            );
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        assert_eq!(wait_prompts(&t_claude, want1.len()), want1, "round {round}");
+        assert_eq!(wait_prompts(&t_codex, want2.len()), want2, "round {round}");
+        s.wait_state(&claude, "ready", 10.0);
+        s.wait_state(&codex, "ready", 10.0);
+    }
+    // no reply buffer is left behind
+    let bufs = s.tmux_out(&["list-buffers", "-F", "#{buffer_name}"]);
+    assert!(!bufs.contains("promptgate-prompt-"), "{bufs}");
 }
