@@ -977,3 +977,97 @@ fn two_clients_answering_the_send_prompt_at_once_each_reach_their_own_target() {
     let bufs = s.tmux_out(&["list-buffers", "-F", "#{buffer_name}"]);
     assert!(!bufs.contains("promptgate-prompt-"), "{bufs}");
 }
+
+#[test]
+fn a_pane_directory_holding_format_or_shell_syntax_is_passed_to_the_popup_literally() {
+    let s = server();
+    let dir = s.dir.path().to_path_buf();
+    // the editor notes where it runs (NUL-separated: a name may hold a newline)
+    // and leaves a prompt
+    let editor = dir.join("editor.sh");
+    let wheres = dir.join("editor-pwd.log");
+    std::fs::write(
+        &editor,
+        format!(
+            "#!/bin/sh\nprintf '%s\\0' \"$PWD\" >>'{}'\nprintf 'from %s' \"$PWD\" >\"$1\"\n",
+            wheres.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&editor, PermissionsExt::from_mode(0o755)).unwrap();
+    s.tmux(&["set-environment", "-g", "EDITOR", editor.to_str().unwrap()]);
+    let (claude, t_claude) = agent(&s, "claude", &[]);
+    load(&s);
+    let c = attach(&s);
+    s.wait_state(&claude, "ready", 15.0);
+    s.tmux(&["select-pane", "-m", "-t", &claude]);
+
+    let names = [
+        format!("#(touch {}/pwned-dir)", dir.display()),
+        "#{pane_id} #{session_name}".to_string(),
+        "100% %H %% %1".to_string(),
+        "it's \"quoted\" $HOME ; x".to_string(),
+        "new\nline".to_string(),
+    ];
+    let mut sent = 0;
+    for (i, name) in names.iter().enumerate() {
+        let hostile = dir.join(format!("d{i}")).join(name);
+        std::fs::create_dir_all(&hostile).unwrap();
+        // a shell in that directory, in a window of its own (cd'd into by the
+        // shell itself: new-window -c would expand the path as a format too)
+        let origin = s.window(&[
+            "sh",
+            "-c",
+            "cd \"$1\" && exec sh",
+            "sh",
+            hostile.to_str().unwrap(),
+        ]);
+        s.tmux(&["select-window", "-t", &origin]);
+        let start = Instant::now();
+        while s
+            .tmux_out(&[
+                "display-message",
+                "-p",
+                "-t",
+                &origin,
+                "#{pane_current_path}",
+            ])
+            .trim_end_matches('\n')
+            != hostile.to_str().unwrap()
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "no cd into {hostile:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // compose, and (for the first name) broadcast: both open the popup there
+        let keys: &[&str] = if i == 0 { &["V", "Q"] } else { &["V"] };
+        for key in keys {
+            let n = messages(&s).len();
+            c.press(&["C-b", key]);
+            let m = wait_message(&s, "promptgate: ", n);
+            assert!(m.contains(&claude), "{name:?} {key}: {m}");
+            sent += 1;
+            let p = wait_prompts(&t_claude, sent);
+            assert_eq!(
+                p.get(sent - 1),
+                Some(&format!("from {}", hostile.display())),
+                "{name:?} {key}"
+            );
+            s.wait_state(&claude, "ready", 10.0);
+        }
+        s.tmux(&["kill-pane", "-t", &origin]);
+    }
+    let log = std::fs::read(&wheres).unwrap();
+    let seen: Vec<String> = log
+        .split(|b| *b == 0)
+        .filter(|x| !x.is_empty())
+        .map(|x| String::from_utf8_lossy(x).into_owned())
+        .collect();
+    assert_eq!(seen.len(), sent, "{seen:?}");
+    assert!(
+        !dir.join("pwned-dir").exists(),
+        "a directory name was run as a command"
+    );
+}
