@@ -319,7 +319,7 @@ pg_deliver() {
 		PG_TYPED=no
 	fi
 	if [ "$PG_TYPED" = no ] && [ "$keep" = keep ] &&
-		tmux load-buffer -b promptgate-unsent "$file" 2>/dev/null; then
+		tmux load-buffer -b promptgate-unsent "$(pg_literal "$file")" 2>/dev/null; then
 		k=$(pg_key_name paste)
 		msg+=" (kept in buffer promptgate-unsent${k:+; $k resends it})"
 	fi

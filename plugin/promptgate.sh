@@ -41,7 +41,9 @@ pg_no_target() { # CLIENT
 }
 
 pg_tmpdir() {
-	mktemp -d "${TMPDIR:-/tmp}/promptgate.XXXXXX"
+	mktemp -d "${TMPDIR:-/tmp}/promptgate.XXXXXX" && return 0
+	pg_msg "${PG_CLIENT:-}" "promptgate: cannot make a temporary directory in ${TMPDIR:-/tmp}, nothing sent"
+	return 1
 }
 
 # The editor popup: returns 0 when the editor exited 0 and left a non-blank FILE.
@@ -320,6 +322,7 @@ pg_status_uses_segment() {
 
 main() {
 	local action=${1:-} origin=${2:-} client=${3:-}
+	PG_CLIENT=$client
 	case $action in
 	edit)
 		pg_load_options ""

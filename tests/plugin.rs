@@ -356,7 +356,11 @@ fn no_promptgate_on_path(s: &TmuxServer) {
 /// A copy of the plugin without a binary (no `target/`), to load as a new
 /// user's clone would be before the build.
 fn unbuilt_plugin(dir: &Path) -> PathBuf {
-    let root = dir.join("clone");
+    copy_plugin(&dir.join("clone"))
+}
+
+/// The plugin's files copied to ROOT; returns its promptgate.tmux.
+fn copy_plugin(root: &Path) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR"));
     std::fs::create_dir_all(root.join("plugin")).unwrap();
     for f in ["promptgate.tmux", "Cargo.toml"] {
@@ -1070,4 +1074,78 @@ fn a_pane_directory_holding_format_or_shell_syntax_is_passed_to_the_popup_litera
         !dir.join("pwned-dir").exists(),
         "a directory name was run as a command"
     );
+}
+
+#[test]
+fn a_plugin_path_and_temp_dir_with_hostile_names_work_and_run_nothing() {
+    let s = server();
+    let dir = s.dir.path().to_path_buf();
+    let bad = |tag: &str| {
+        format!(
+            "{tag} #(touch {}/pwned-{tag}) #{{pane_id}} %1 %% %H 'q' \"dq\" $HOME ; x",
+            dir.display()
+        )
+    };
+    // the plugin where a clone with that name would put it, and TMPDIR too
+    let file = copy_plugin(&dir.join(bad("plugin")));
+    let tmp = dir.join(bad("tmp"));
+    std::fs::create_dir_all(&tmp).unwrap();
+    s.tmux(&["set-environment", "-g", "TMPDIR", tmp.to_str().unwrap()]);
+    let editor = dir.join("editor.sh");
+    std::fs::write(&editor, "#!/bin/sh\nprintf 'composed' >\"$1\"\n").unwrap();
+    std::fs::set_permissions(&editor, PermissionsExt::from_mode(0o755)).unwrap();
+    s.tmux(&["set-environment", "-g", "EDITOR", editor.to_str().unwrap()]);
+    let (claude, t_claude) = agent(&s, "claude", &[]);
+    // run-shell: a shell command line, expanded as a format first
+    let line = format!("'{}'", file.to_str().unwrap().replace('\'', "'\\''"));
+    let o = s.tmux(&["run-shell", &line.replace('#', "##")]);
+    assert!(o.status.success() && o.stdout.is_empty(), "{o:?}");
+    let a = binding(&s, "prefix", "A").unwrap_or_default();
+    assert!(a.contains(" send #{pane_id}"), "{a}");
+    let c = attach(&s);
+    s.wait_state(&claude, "ready", 15.0);
+    s.tmux(&["select-pane", "-m", "-t", &claude]);
+
+    // the send prompt (its template runs the helper from this path)
+    let n = messages(&s).len();
+    c.press(&["C-b", "A"]);
+    c.wait_screen("send prompt", &format!("promptgate → {claude} claude"));
+    c.type_text("typed %1 #{pane_id}");
+    c.press(&["Enter"]);
+    let m = wait_message(&s, "promptgate: ", n);
+    assert!(m.contains(&format!("sent to {claude}")), "{m}");
+    assert_eq!(
+        wait_prompts(&t_claude, 1).first().map(String::as_str),
+        Some("typed %1 #{pane_id}")
+    );
+    s.wait_state(&claude, "ready", 10.0);
+    // compose (a temp file under TMPDIR, the popup runs the helper)
+    let n = messages(&s).len();
+    c.press(&["C-b", "V"]);
+    let m = wait_message(&s, "promptgate: ", n);
+    assert!(m.contains(&format!("sent to {claude}")), "{m}");
+    assert_eq!(
+        wait_prompts(&t_claude, 2).get(1).map(String::as_str),
+        Some("composed")
+    );
+    // a refused prompt is kept (load-buffer from a file under TMPDIR)
+    let shell = s.window(&["sh"]);
+    s.tmux(&["select-pane", "-m", "-t", &shell]);
+    let n = messages(&s).len();
+    c.press(&["C-b", "A"]);
+    c.wait_screen("send prompt", &format!("promptgate → {shell}"));
+    c.type_text("kept");
+    c.press(&["Enter"]);
+    let m = wait_message(&s, "promptgate: ", n);
+    assert!(m.contains("kept in buffer promptgate-unsent"), "{m}");
+    assert_eq!(
+        s.tmux_out(&["show-buffer", "-b", "promptgate-unsent"]),
+        "kept"
+    );
+    for tag in ["plugin", "tmp"] {
+        assert!(
+            !dir.join(format!("pwned-{tag}")).exists(),
+            "the {tag} path was run as a command"
+        );
+    }
 }
