@@ -1149,3 +1149,46 @@ fn a_plugin_path_and_temp_dir_with_hostile_names_work_and_run_nothing() {
         );
     }
 }
+
+#[test]
+fn a_kept_prompt_is_dropped_once_the_paste_key_has_delivered_it() {
+    let s = server();
+    let (claude, t) = agent(&s, "claude", &[]);
+    load(&s);
+    let c = attach(&s);
+    s.wait_state(&claude, "ready", 15.0);
+    // a draft in the composer: the typed prompt is refused, nothing typed, kept
+    let o = s.tmux(&["send-keys", "-t", &claude, "-l", "draft"]);
+    assert!(o.status.success());
+    let start = Instant::now();
+    while s.state(&claude) != "draft" {
+        assert!(start.elapsed() < Duration::from_secs(10), "no draft");
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    s.tmux(&["select-pane", "-m", "-t", &claude]);
+    let n = messages(&s).len();
+    c.press(&["C-b", "A"]);
+    c.wait_screen("send prompt", &format!("promptgate → {claude} claude"));
+    c.type_text("only once");
+    c.press(&["Enter"]);
+    let m = wait_message(&s, "promptgate: ", n);
+    assert!(m.contains("kept in buffer promptgate-unsent"), "{m}");
+    // the draft goes; the paste key resends the kept prompt
+    s.tmux(&["send-keys", "-t", &claude, "C-u"]);
+    s.wait_state(&claude, "ready", 10.0);
+    let n = messages(&s).len();
+    c.press(&["C-b", "B"]);
+    let m = wait_message(&s, "promptgate: ", n);
+    assert!(m.contains(&format!("sent to {claude}")), "{m}");
+    assert_eq!(wait_prompts(&t, 1), ["only once"]);
+    s.wait_state(&claude, "ready", 10.0);
+    // ... and does not keep it: a second press has nothing to send
+    let bufs = s.tmux_out(&["list-buffers", "-F", "#{buffer_name}"]);
+    assert!(!bufs.contains("promptgate-unsent"), "{bufs}");
+    let n = messages(&s).len();
+    c.press(&["C-b", "B"]);
+    let m = wait_message(&s, "promptgate: ", n);
+    assert_eq!(m, "promptgate: no paste buffer, nothing sent");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(prompts(&t), ["only once"]);
+}
