@@ -179,7 +179,9 @@ pg_action_paste() { # ORIGIN CLIENT
 # them, with tmux 3.4's \$ undone and control characters shown as ?).
 pg_window_names() {
 	local out line name t=$'\t'
+	# shellcheck disable=SC2016 # a literal $a: the probe for tmux 3.4's \$
 	out=$(tmux display-message -p '$a' \; list-panes -a -F "#{pane_id}$t#{window_name}" 2>/dev/null) || return 0
+	# shellcheck disable=SC2016
 	case $out in
 	'\$a'*) out=${out//"\\\$"/"\$"} ;;
 	esac
