@@ -561,10 +561,21 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
     // Pick: the menu lists the agents with their states and window names;
     // choose codex (the 2nd). Its window's name is hostile: it shows as it is
     // and runs nothing. (rename-window expands its argument: ## is one #.)
-    let hostile = format!(
-        "cx #{{pane_id}} %H '\" ; run-shell 'touch {}/pwned-quote'",
-        dir.display()
-    );
+    // (tmux 3.7 refuses #( in names; $PGW names a file that appears if the
+    // #() ever runs)
+    let pwned = dir.join("pwned-window");
+    s.tmux(&["set-environment", "-g", "PGW", pwned.to_str().unwrap()]);
+    let hostile = if release() < (3, 7) {
+        format!(
+            "#(touch $PGW) %H '\" ; run-shell 'touch {}'",
+            pwned.display()
+        )
+    } else {
+        format!(
+            "cx #{{pane_id}} %H '\" ; run-shell 'touch {}'",
+            pwned.display()
+        )
+    };
     for (pane, name) in [
         (&claude, "claude-win".to_string()),
         (&codex, hostile.replace('#', "##")),
@@ -573,11 +584,14 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
         let o = s.tmux(&["rename-window", "-t", pane, "--", &name]);
         assert!(o.status.success(), "{o:?}");
     }
+    // (tmux 3.6 and earlier store a $ before a letter as \$ in a name)
     assert_eq!(
         s.tmux_out(&["display-message", "-p", "-t", &codex, "#{window_name}"])
-            .trim_end(),
+            .trim_end()
+            .replace("\\$", "$"),
         hostile
     );
+    let head: String = hostile.chars().take(8).collect();
     let n = messages(&s).len();
     c.press(&["C-b", "T"]);
     c.wait_screen("pick menu", "promptgate target");
@@ -593,18 +607,8 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
         "{menu}"
     );
     // (the name is cut to 24 columns)
-    assert!(
-        item(&[
-            &codex,
-            "codex",
-            "ready",
-            "main:2.0",
-            "cx",
-            "#{pane_id}",
-            "%H"
-        ]),
-        "{menu}"
-    );
+    assert!(item(&[&codex, "codex", "ready", "main:2.0"]), "{menu}");
+    assert!(menu.contains(&format!("main:2.0  {head}")), "{menu}");
     assert!(
         item(&[&gemini, "gemini", "dialog:trust", "main:3.0", "gem", "(3)"]),
         "{menu}"
@@ -612,11 +616,13 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
     c.press(&["2"]);
     // the choice is confirmed, naming the pane, its agent and its window
     let m = wait_message(&s, "target is", n);
-    let shown: String = hostile.chars().take(23).collect();
-    assert_eq!(
-        m,
-        format!("promptgate: target is {codex} codex (main:2.0 {shown}…)")
+    assert!(
+        m.starts_with(&format!(
+            "promptgate: target is {codex} codex (main:2.0 {head}"
+        )) && m.ends_with("…)"),
+        "{m}"
     );
+
     let start = Instant::now();
     while s
         .tmux_out(&["show-options", "-t", "=main:", "-v", "@promptgate-target"])
@@ -811,6 +817,7 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
         "0"
     );
     assert_nothing_ran(&dir, tmp_x_before);
+    assert!(!pwned.exists(), "a window name was run as a command");
 }
 
 #[test]
@@ -1104,6 +1111,19 @@ fn a_plugin_path_and_temp_dir_with_hostile_names_work_and_run_nothing() {
     assert!(o.status.success() && o.stdout.is_empty(), "{o:?}");
     let a = binding(&s, "prefix", "A").unwrap_or_default();
     assert!(a.contains(" send #{pane_id}"), "{a}");
+    // a reload from that path finds its keys (a moved key leaves its old place)
+    let once = snapshot(&s);
+    let o = s.tmux(&["run-shell", &line.replace('#', "##")]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(once, snapshot(&s));
+    s.tmux(&["set-option", "-g", "@promptgate-send-key", "S"]);
+    let o = s.tmux(&["run-shell", &line.replace('#', "##")]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(binding(&s, "prefix", "A"), None);
+    s.tmux(&["set-option", "-gu", "@promptgate-send-key"]);
+    let o = s.tmux(&["run-shell", &line.replace('#', "##")]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(once, snapshot(&s));
     let c = attach(&s);
     s.wait_state(&claude, "ready", 15.0);
     s.tmux(&["select-pane", "-m", "-t", &claude]);
