@@ -12,25 +12,45 @@ PG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 pg_load_options ""
 pg_find_bin
-broken="promptgate: $PG_PROBLEM. Build it: cargo build --release --locked (in $PG_DIR)"
-[ "$PG_install_key" = none ] || broken+=", or press $(pg_key_name install)"
 
-# Drop the keys the last load bound (a key option may have changed since).
-read -r -a old <<<"$(tmux show-options -gqv @promptgate-bound)"
-for ((i = 0; i + 1 < ${#old[@]}; i += 2)); do
-	if tmux list-keys -T "${old[i]}" -- "${old[i + 1]}" 2>/dev/null | grep -q promptgate; then
-		tmux unbind-key -T "${old[i]}" -- "${old[i + 1]}"
-	fi
-done
+# Our bindings in `list-keys` output, as "TABLE KEY" (KEY quoted as tmux
+# prints it): a key whose command is one this file binds. The whole list is
+# read: tmux 3.7 shows `list-keys -T prefix A` (one key asked for by name) as a
+# message instead of printing it.
+pg_our_bindings() {
+	awk '
+		/promptgate\.sh'"'"' (send|compose|paste|pick|broadcast|install) #\{pane_id\} #\{q:client_name\}"$/ ||
+		/ display-message -d 15000 "promptgate: / {
+			for (i = 2; i < NF; i++) if ($i == "-T") { print $(i + 1) " " $(i + 2); break }
+		}'
+}
 
-bound=""
+# Drop the keys the last load bound (a key option may have changed since): each
+# key in @promptgate-bound that still runs one of our commands. A key bound to
+# an alias by the user (`bind -n M-a promptgate-send`, which tmux stores
+# expanded) is not in that list and stays. The keys are unbound as list-keys
+# prints them (quoted for tmux's parser), through source-file.
+read -r -a old <<<"$(pg_display "" '#{@promptgate-bound}')"
+if [ ${#old[@]} -gt 1 ] && unbind=$(mktemp "${TMPDIR:-/tmp}/promptgate-unbind.XXXXXX"); then
+	tmux list-keys 2>/dev/null | pg_our_bindings | while read -r table key; do
+		for ((i = 0; i + 1 < ${#old[@]}; i += 2)); do
+			if [ "${old[i]}" = "$table" ] && [ "${old[i + 1]}" = "$key" ]; then
+				printf 'unbind-key -T %s %s\n' "$table" "$key"
+			fi
+		done
+	done >"$unbind"
+	[ ! -s "$unbind" ] || tmux source-file "$unbind"
+	rm -f "$unbind"
+fi
+before=$(tmux list-keys 2>/dev/null | pg_our_bindings | sort)
+
 for i in "${!PG_ACTIONS[@]}"; do
 	name=${PG_ACTIONS[i]%%|*}
 	note=${PG_ACTIONS[i]#*|}
 	if [ -z "$PG_PROBLEM" ] || [ "$name" = install ]; then
 		cmd=(run-shell -b "$(pg_helper_line "$name")")
 	else
-		cmd=(display-message -d 15000 "$(pg_message_literal "$broken")")
+		cmd=(display-message -d 15000 "$(pg_message_literal "$PG_PROBLEM")")
 	fi
 	tmux set-option -s "command-alias[$((PG_ALIAS_INDEX + i))]" \
 		"promptgate-$name=${cmd[0]} ${cmd[1]} $(pg_tmux_quote "${cmd[2]}")"
@@ -38,8 +58,10 @@ for i in "${!PG_ACTIONS[@]}"; do
 	key=${!key_var}
 	[ "$key" != none ] || continue
 	tmux bind-key -N "$note" -T "$PG_key_table" -- "$key" "${cmd[@]}"
-	bound+="$PG_key_table $key "
 done
+# Note what this load bound, as list-keys prints it: the bindings of ours that
+# were not there before.
+bound=$(comm -13 <(printf '%s\n' "$before") <(tmux list-keys 2>/dev/null | pg_our_bindings | sort) | tr '\n' ' ')
 tmux set-option -gq @promptgate-bound "$bound"
 
 # The watcher (status segment, done notices): start it now, and again when a

@@ -7,26 +7,61 @@
 
 PG_HELPER="$PG_DIR/plugin/promptgate.sh"
 
+# The running tmux's release as a number (3.2a -> 302, 3.7c -> 307), from
+# `tmux -V`; a build that names no release (master, a fork) counts as the newest.
+# The client and the server must be the same release, so this is the server's.
+pg_tmux_version() {
+	local v
+	if [ -z "${PG_TMUX_VER:-}" ]; then
+		v=$(tmux -V 2>/dev/null)
+		v=${v#* }
+		v=${v#next-}
+		case $v in
+		[0-9]*.[0-9]*)
+			PG_TMUX_VER=$((${v%%.*} * 100 + $(printf '%s' "${v#*.}" | sed 's/[^0-9].*//; s/^$/0/')))
+			;;
+		*) PG_TMUX_VER=9999 ;;
+		esac
+	fi
+	return 0
+}
+
+# Expand a format with `display-message -p` ($1: target or "", $2: format) and
+# print it with the one escape some releases add undone: tmux 3.4 prints `$`
+# before a letter, `_` or `{` as `\$`. Fields are best split on TAB, which no
+# release escapes (control bytes come out as octal escapes on 3.4 and later).
+pg_display() {
+	local out t=$'\t'
+	if [ -n "$1" ]; then
+		out=$(tmux display-message -p -t "$1" "\$a$t$2" 2>/dev/null) || return 1
+	else
+		out=$(tmux display-message -p "\$a$t$2" 2>/dev/null) || return 1
+	fi
+	case $out in
+	"\\\$a$t"*)
+		out=${out#*"$t"}
+		out=${out//"\\\$"/"\$"}
+		;;
+	*) out=${out#*"$t"} ;;
+	esac
+	printf '%s\n' "$out"
+}
+
 # Read every @promptgate-* option in one tmux call ($1: a pane whose session
 # options apply; global options otherwise). Sets PG_<name> for each entry.
 pg_load_options() {
-	local spec fmt="" sep=$'\037' out i=0 name value
-	local -a vals
+	local spec fmt="" out name value t=$'\t'
 	for spec in "${PG_OPTIONS[@]}"; do
-		fmt+="#{@promptgate-${spec%%=*}}$sep"
+		fmt+="#{@promptgate-${spec%%=*}}$t"
 	done
-	if [ -n "${1:-}" ]; then
-		out=$(tmux display-message -p -t "$1" "$fmt" 2>/dev/null) || out=""
-	else
-		out=$(tmux display-message -p "$fmt" 2>/dev/null) || out=""
-	fi
-	IFS=$sep read -r -a vals <<<"$out"
+	out=$(pg_display "${1:-}" "$fmt") || out=""
+	# split on TAB by hand: `read` would merge empty fields
 	for spec in "${PG_OPTIONS[@]}"; do
 		name=${spec%%=*}
-		value=${vals[i]:-}
+		value=${out%%"$t"*}
+		case $out in *"$t"*) out=${out#*"$t"} ;; *) out="" ;; esac
 		[ -n "$value" ] || value=${spec#*=}
 		printf -v "PG_${name//-/_}" '%s' "$value"
-		i=$((i + 1))
 	done
 }
 
@@ -50,6 +85,14 @@ pg_literal() {
 	printf '%s' "${1//#/##}"
 }
 
+# A command-prompt label: expanded as a format and through strftime (# -> ##,
+# % -> %%), and split into several prompts at each comma (-> space).
+pg_prompt_literal() {
+	local s=${1//#/##}
+	s=${s//%/%%}
+	printf '%s' "${s//,/ }"
+}
+
 # Text for display-message, which also goes through strftime: # -> ##, % -> %%.
 pg_message_literal() {
 	local s=${1//#/##}
@@ -69,29 +112,44 @@ pg_plugin_version() {
 }
 
 # Find the binary: @promptgate-bin, then $PATH, then <plugin>/target/release.
-# Sets PG_BIN, or PG_PROBLEM (why there is none that fits) and returns 1.
+# Sets PG_BIN, or PG_PROBLEM (a message: what is wrong, then what to do, the
+# fix first so that an 80-column status line shows it) and returns 1.
 pg_find_bin() {
-	local want have
+	local want have where build rebuild k
 	PG_BIN="" PG_PROBLEM=""
+	k=$(pg_key_name install)
+	build="cargo build --release --locked in $PG_DIR"
+	rebuild=$build
+	if [ -n "$k" ]; then
+		build="$k builds it (cargo build --release --locked)"
+		rebuild="$k builds it"
+	fi
 	if [ -n "${PG_bin:-}" ]; then
 		PG_BIN=${PG_bin/#\~/$HOME}
-		if [ ! -x "$PG_BIN" ]; then
-			PG_PROBLEM="no promptgate binary at $PG_BIN (@promptgate-bin)"
+		if [ ! -f "$PG_BIN" ] || [ ! -x "$PG_BIN" ]; then
+			PG_PROBLEM="promptgate: fix or unset @promptgate-bin: no program at $PG_BIN"
 			PG_BIN=""
 			return 1
 		fi
+		where="@promptgate-bin"
 	elif command -v promptgate >/dev/null 2>&1; then
 		PG_BIN=$(command -v promptgate)
+		where="\$PATH"
 	elif [ -x "$PG_DIR/target/release/promptgate" ]; then
 		PG_BIN="$PG_DIR/target/release/promptgate"
+		where=""
 	else
-		PG_PROBLEM="the promptgate binary is not built"
+		PG_PROBLEM="promptgate: not built. $build"
 		return 1
 	fi
 	want=$(pg_plugin_version)
-	have=$("$PG_BIN" --version 2>/dev/null | sed -n 's/^promptgate //p')
+	have=$("$PG_BIN" --version 2>/dev/null | sed -n 's/^promptgate \([^ ]*\).*/\1/p' | head -n 1)
 	if [ -n "$want" ] && [ "$have" != "$want" ]; then
-		PG_PROBLEM="$PG_BIN is version ${have:-unknown}, the plugin is $want"
+		case $where in
+		@*) PG_PROBLEM="promptgate: update or unset @promptgate-bin: version ${have:-unknown}, plugin $want: $PG_BIN" ;;
+		\$*) PG_PROBLEM="promptgate: update the promptgate on \$PATH: version ${have:-unknown}, plugin $want: $PG_BIN" ;;
+		*) PG_PROBLEM="promptgate: rebuild: binary version ${have:-unknown}, plugin $want. $rebuild" ;;
+		esac
 		PG_BIN=""
 		return 1
 	fi
@@ -239,7 +297,8 @@ pg_result_msg() {
 
 # Deliver file $2 to pane $1, report on client $3 (action $4, for the log).
 # With $5 = keep, a prompt that was not typed at all is kept in the paste
-# buffer promptgate-unsent (the top buffer, so the paste key resends it).
+# buffer promptgate-unsent (the newest buffer, so the paste key resends it).
+# Sets PG_TYPED (yes/no).
 pg_deliver() {
 	local pane=$1 file=$2 client=$3 action=$4 keep=${5:-} errf json rc err msg receipt k
 	errf=$(mktemp "${TMPDIR:-/tmp}/promptgate-err.XXXXXX") || errf=/dev/null
@@ -254,8 +313,13 @@ pg_deliver() {
 	fi
 	msg=$(pg_result_msg "$pane" "$rc" "$json" "$err")
 	receipt=$(pg_json receipt "$json")
-	if [ "$rc" -ne 0 ] && [ "$keep" = keep ] && { [ -z "$receipt" ] || [ "$receipt" = not-sent ]; } &&
-		tmux load-buffer -b promptgate-unsent "$file" 2>/dev/null; then
+	# PG_TYPED: did any of the prompt reach the pane (yes), or surely none (no)
+	PG_TYPED=yes
+	if [ "$rc" -ne 0 ] && { [ -z "$receipt" ] || [ "$receipt" = not-sent ]; }; then
+		PG_TYPED=no
+	fi
+	if [ "$PG_TYPED" = no ] && [ "$keep" = keep ] &&
+		tmux load-buffer -b promptgate-unsent "$(pg_literal "$file")" 2>/dev/null; then
 		k=$(pg_key_name paste)
 		msg+=" (kept in buffer promptgate-unsent${k:+; $k resends it})"
 	fi

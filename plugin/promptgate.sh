@@ -2,7 +2,7 @@
 # promptgate tmux plugin: what the keys run, through `run-shell -b`.
 #
 #   promptgate.sh ACTION PANE CLIENT     send | compose | paste | pick | broadcast | install
-#   promptgate.sh prompt-done N CLIENT   the send prompt was submitted (target pane %N)
+#   promptgate.sh prompt-done N CLIENT BUFFER   the send prompt was submitted (target %N)
 #   promptgate.sh edit FILE              inside the compose popup: run the editor on FILE
 #   promptgate.sh watch                  start the watcher unless one runs (promptgate.tmux, hook)
 #
@@ -10,31 +10,28 @@
 # or fails puts the pane in view mode, which then swallows keys. Results are
 # reported with display-message. PROMPTGATE_PLUGIN_DEBUG=FILE keeps stderr there.
 #
-# The user's text never passes through a shell command line or a tmux format:
-# the send prompt's template has no %-placeholder (tmux 3.3a substitutes %% and
-# %2 inside the reply a second time); the reply is read back from the prompt
-# history and goes to `promptgate send -f FILE` as bytes.
+# The user's text never passes through a shell command line or a tmux format.
+# The send prompt's reply goes into a paste buffer of its own (one per prompt,
+# so two clients that answer at once each get their own), through the
+# template's quoted %1% placeholder (tmux escapes " \ $ ; ~ in the reply); the
+# helper saves the buffer to a file and hands it to `promptgate send -f FILE`.
+# tmux 3.3 substitutes the template a second time with the reply as %2 (and the
+# first %% inside the reply, unquoted), so there the placeholder is %2%, which
+# only that second pass fills.
 
 # shellcheck disable=SC2154 # PG_<option> variables are set by pg_load_options (printf -v)
 PG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=plugin/lib.sh
 . "$PG_DIR/plugin/lib.sh"
 
-# The prompt type whose history carries the send prompt's reply. Its history is
-# cleared before and after each prompt, so an empty reply is never mistaken for
-# the previous one.
+# The prompt type of the send prompt (tmux 3.3 and later): its history, which
+# would keep the prompts, is cleared after each one.
 PG_PROMPT_TYPE=window-target
 
 pg_need_bin() { # CLIENT
 	pg_find_bin && return 0
-	pg_msg "$1" "promptgate: $PG_PROBLEM. Build it: cargo build --release --locked (in $PG_DIR)$(pg_install_hint)"
+	pg_msg "$1" "$PG_PROBLEM"
 	return 1
-}
-
-pg_install_hint() {
-	local k
-	k=$(pg_key_name install)
-	[ -z "$k" ] || printf ', or press %s' "$k"
 }
 
 pg_no_target() { # CLIENT
@@ -44,22 +41,23 @@ pg_no_target() { # CLIENT
 }
 
 pg_tmpdir() {
-	mktemp -d "${TMPDIR:-/tmp}/promptgate.XXXXXX"
-}
-
-pg_current_path() {
-	tmux display-message -p -t "$1" '#{pane_current_path}' 2>/dev/null
+	mktemp -d "${TMPDIR:-/tmp}/promptgate.XXXXXX" && return 0
+	pg_msg "${PG_CLIENT:-}" "promptgate: cannot make a temporary directory in ${TMPDIR:-/tmp}, nothing sent"
+	return 1
 }
 
 # The editor popup: returns 0 when the editor exited 0 and left a non-blank FILE.
-# Sets PG_EDIT_WHY otherwise.
+# Sets PG_EDIT_WHY otherwise. The popup starts in the origin pane's directory,
+# which tmux expands from #{pane_current_path} itself: -d is a format, and a
+# directory named `#(cmd)` must arrive as a name, not run.
 pg_edit_popup() { # CLIENT ORIGIN FILE TITLE
-	local client=$1 origin=$2 file=$3 title=$4 dir
+	local client=$1 origin=$2 file=$3 title=$4
+	local -a opts=(-c "$client" -t "$origin" -E -w "$PG_popup_width" -h "$PG_popup_height" -d '#{pane_current_path}')
 	rm -f "$file.ok"
-	dir=$(pg_current_path "$origin")
-	tmux display-popup -c "$client" -E -w "$PG_popup_width" -h "$PG_popup_height" \
-		-T "$(pg_literal "$title")" ${dir:+-d "$dir"} \
-		"$(pg_sh_quote "$PG_HELPER") edit $(pg_sh_quote "$file")"
+	pg_tmux_version
+	# a popup title needs tmux 3.3
+	[ "$PG_TMUX_VER" -lt 303 ] || opts+=(-T "$(pg_literal "$title")")
+	tmux display-popup "${opts[@]}" "$(pg_sh_quote "$PG_HELPER") edit $(pg_sh_quote "$file")"
 	if [ ! -e "$file.ok" ]; then
 		PG_EDIT_WHY="the editor did not exit cleanly, nothing sent"
 		return 1
@@ -72,31 +70,45 @@ pg_edit_popup() { # CLIENT ORIGIN FILE TITLE
 }
 
 pg_action_send() { # ORIGIN CLIENT
-	local origin=$1 client=$2 target desc label tmpl
+	local origin=$1 client=$2 target desc label tmpl buf ph
+	local -a opts=()
 	pg_need_bin "$client" || return 0
-	if ! tmux show-prompt-history -T "$PG_PROMPT_TYPE" >/dev/null 2>&1; then
-		# tmux before 3.3 has no prompt history to read the reply from
-		pg_action_compose "$origin" "$client"
-		return 0
-	fi
 	target=$(pg_target "$origin") || {
 		pg_no_target "$client"
 		return 0
 	}
 	desc=$(pg_describe "$target")
 	label="promptgate → $target ${desc%%$'\t'*} (${desc#*$'\t'}): "
-	tmpl="run-shell -b $(pg_tmux_quote "$(pg_literal "$(pg_sh_quote "$PG_HELPER")") prompt-done ${target#%} $(pg_sh_quote "$client")")"
-	tmux clear-prompt-history -T "$PG_PROMPT_TYPE" 2>/dev/null
-	tmux command-prompt -b -t "$client" -T "$PG_PROMPT_TYPE" -p "$(pg_literal "$label")" "$tmpl"
+	buf="promptgate-prompt-$$-$RANDOM$RANDOM"
+	pg_tmux_version
+	ph="%1%"
+	[ "$PG_TMUX_VER" -ne 303 ] || ph="%2%"
+	# The template holds no other % (the helper's path comes from an option,
+	# the client's name from the prompt's own client), so nothing else is
+	# substituted.
+	tmux set-option -gq @promptgate-helper "$(pg_sh_quote "$PG_HELPER")"
+	tmpl="set-buffer -b $buf -- \"x$ph\" ; run-shell -b $(pg_tmux_quote "#{@promptgate-helper} prompt-done ${target#%} #{q:client_name} $buf")"
+	if [ "$PG_TMUX_VER" -ge 303 ]; then
+		# -b: do not hold this shell until the prompt is answered (3.3)
+		opts=(-b -T "$PG_PROMPT_TYPE")
+	fi
+	tmux command-prompt "${opts[@]}" -t "$client" -p "$(pg_prompt_literal "$label")" "$tmpl"
 }
 
-pg_action_prompt_done() { # N CLIENT
-	local pane="%$1" client=$2 dir
-	pg_need_bin "$client" || return 0
+pg_action_prompt_done() { # N CLIENT BUFFER
+	local pane="%$1" client=$2 buf=$3 dir
+	pg_tmux_version
+	[ "$PG_TMUX_VER" -lt 303 ] || tmux clear-prompt-history -T "$PG_PROMPT_TYPE" 2>/dev/null
+	case $buf in promptgate-prompt-[0-9]*) ;; *) return 0 ;; esac
 	dir=$(pg_tmpdir) || return 0
-	tmux show-prompt-history -T "$PG_PROMPT_TYPE" 2>/dev/null |
-		sed -n 's/^[0-9][0-9]*: //p' | tail -n 1 >"$dir/prompt"
-	tmux clear-prompt-history -T "$PG_PROMPT_TYPE" 2>/dev/null
+	tmux save-buffer -b "$buf" - >"$dir/reply" 2>/dev/null
+	tmux delete-buffer -b "$buf" 2>/dev/null
+	if ! pg_need_bin "$client"; then
+		rm -rf "$dir"
+		return 0
+	fi
+	# the reply came as "x" + the text (an empty buffer is refused by set-buffer)
+	tail -c +2 "$dir/reply" >"$dir/prompt"
 	if grep -q '[^[:space:]]' "$dir/prompt"; then
 		pg_deliver "$pane" "$dir/prompt" "$client" send keep
 	else
@@ -132,27 +144,57 @@ pg_action_compose() { # ORIGIN CLIENT
 	rm -rf "$dir"
 }
 
+# The buffer the paste key sends: the newest of promptgate-unsent and the
+# automatic buffers (bufferN), whatever the release: tmux 3.4 and later leave
+# named buffers out of the "top" buffer, 3.3 and earlier do not.
+pg_paste_buffer() {
+	tmux list-buffers -F '#{buffer_name}' 2>/dev/null | grep -m 1 -x -E 'promptgate-unsent|buffer[0-9]+'
+}
+
 pg_action_paste() { # ORIGIN CLIENT
-	local origin=$1 client=$2 target dir
+	local origin=$1 client=$2 target dir buf
 	pg_need_bin "$client" || return 0
 	target=$(pg_target "$origin") || {
 		pg_no_target "$client"
 		return 0
 	}
 	dir=$(pg_tmpdir) || return 0
-	if ! tmux show-buffer >"$dir/buffer" 2>/dev/null; then
+	buf=$(pg_paste_buffer)
+	if [ -z "$buf" ] || ! tmux save-buffer -b "$buf" - >"$dir/buffer" 2>/dev/null; then
 		pg_msg "$client" "promptgate: no paste buffer, nothing sent"
 	elif ! grep -q '[^[:space:]]' "$dir/buffer"; then
 		pg_msg "$client" "promptgate: the paste buffer is blank, nothing sent"
 	else
 		pg_deliver "$target" "$dir/buffer" "$client" paste
+		# a kept prompt that has now reached the agent is not kept again: a
+		# second press (or prefix ]) must not type it twice
+		if [ "$buf" = promptgate-unsent ] && [ "$PG_TYPED" = yes ]; then
+			tmux delete-buffer -b promptgate-unsent 2>/dev/null
+		fi
 	fi
 	rm -rf "$dir"
 }
 
+# "PANE<TAB>WINDOW-NAME" for every pane of the server (names as tmux prints
+# them, with tmux 3.4's \$ undone and control characters shown as ?).
+pg_window_names() {
+	local out line name t=$'\t'
+	# shellcheck disable=SC2016 # a literal $a: the probe for tmux 3.4's \$
+	out=$(tmux display-message -p '$a' \; list-panes -a -F "#{pane_id}$t#{window_name}" 2>/dev/null) || return 0
+	# shellcheck disable=SC2016
+	case $out in
+	'\$a'*) out=${out//"\\\$"/"\$"} ;;
+	esac
+	while IFS= read -r line; do
+		case $line in %[0-9]*"$t"*) ;; *) continue ;; esac
+		name=${line#*"$t"}
+		printf '%s\t%s\n' "${line%%"$t"*}" "${name//[[:cntrl:]]/?}"
+	done <<<"$out"
+}
+
 pg_action_pick() { # ORIGIN CLIENT
-	local origin=$1 client=$2 rows session current pane where agent state glyph
-	local mark cmd i=0 keys="123456789abcdefghijklmnoprstuvwxyz"
+	local origin=$1 client=$2 rows names session current pane where agent state glyph
+	local mark cmd msg wname i=0 keys="123456789abcdefghijklmnoprstuvwxyz" t=$'\t'
 	local -a items
 	pg_need_bin "$client" || return 0
 	rows=$("$PG_BIN" status --format tsv 2>/dev/null)
@@ -162,16 +204,24 @@ pg_action_pick() { # ORIGIN CLIENT
 	fi
 	session=$(tmux display-message -p -t "$origin" '#{session_id}')
 	current=$(tmux display-message -p -t "$origin" '#{@promptgate-target}')
+	names=$(pg_window_names)
 	while IFS=$'\t' read -r pane _ where agent state glyph _; do
 		[ "$i" -lt ${#keys} ] || break
 		mark=" "
 		[ "$pane" != "$current" ] || mark="*"
-		cmd="set-option -t '$session' @promptgate-target '$pane' ; display-message 'promptgate: target is %${pane} ($agent)'"
-		items+=("$(pg_literal "$(printf '%s%s %-5s %-7s %-13s %s' "$mark" "$glyph" "$pane" "$agent" "$state" "$where")")" "${keys:i:1}" "$cmd")
+		wname=$(printf '%s\n' "$names" | grep -m 1 -F "$pane$t")
+		wname=${wname#*"$t"}
+		[ ${#wname} -le 24 ] || wname="${wname:0:23}…"
+		msg="promptgate: target is $pane $agent ($where ${wname:-?})"
+		# the menu expands the command as a format, then parses it; then
+		# display-message expands its text as a format and through strftime
+		cmd="set-option -t $(pg_tmux_quote "$session") @promptgate-target $(pg_tmux_quote "$pane") ; display-message -d $(pg_tmux_quote "$PG_display_ms") $(pg_tmux_quote "$(pg_message_literal "$msg")")"
+		items+=("$(pg_literal "$(printf '%s%s %-5s %-7s %-13s %-9s %s' "$mark" "$glyph" "$pane" "$agent" "$state" "$where" "$wname")")" "${keys:i:1}" "$(pg_literal "$cmd")")
 		i=$((i + 1))
 	done <<<"$rows"
 	items+=("")
-	items+=("  use the marked or last pane" "0" "set-option -u -t '$session' @promptgate-target ; display-message 'promptgate: target is the marked or last pane'")
+	cmd="set-option -u -t $(pg_tmux_quote "$session") @promptgate-target ; display-message -d $(pg_tmux_quote "$PG_display_ms") 'promptgate: target is the marked or last pane'"
+	items+=("  use the marked or last pane" "0" "$(pg_literal "$cmd")")
 	tmux display-menu -c "$client" -t "$origin" -T "#[align=centre] promptgate target " -x C -y C "${items[@]}"
 }
 
@@ -236,9 +286,12 @@ pg_action_broadcast() { # ORIGIN CLIENT
 
 pg_action_install() { # ORIGIN CLIENT
 	local origin=$1 client=$2 cmd
+	local -a opts=(-c "$client" -E -w 90% -h 80% -d "$(pg_literal "$PG_DIR")")
 	cmd="bash $(pg_sh_quote "$PG_DIR/scripts/install.sh") --pause"
-	if ! tmux display-popup -c "$client" -E -w 90% -h 80% -T " promptgate: build " -d "$PG_DIR" "$cmd" 2>/dev/null; then
-		tmux split-window -t "$origin" -c "$PG_DIR" "$cmd" 2>/dev/null ||
+	pg_tmux_version
+	[ "$PG_TMUX_VER" -lt 303 ] || opts+=(-T " promptgate: build ")
+	if ! tmux display-popup "${opts[@]}" "$cmd" 2>/dev/null; then
+		tmux split-window -t "$origin" -c "$(pg_literal "$PG_DIR")" "$cmd" 2>/dev/null ||
 			pg_msg "$client" "promptgate: could not open a popup or a pane; run: cd $PG_DIR && cargo build --release --locked"
 	fi
 }
@@ -271,6 +324,7 @@ pg_status_uses_segment() {
 
 main() {
 	local action=${1:-} origin=${2:-} client=${3:-}
+	PG_CLIENT=$client
 	case $action in
 	edit)
 		pg_load_options ""
@@ -289,7 +343,7 @@ main() {
 	esac
 	case $action in
 	send) pg_action_send "$origin" "$client" ;;
-	prompt-done) pg_action_prompt_done "$origin" "$client" ;;
+	prompt-done) pg_action_prompt_done "$origin" "$client" "${4:-}" ;;
 	compose) pg_action_compose "$origin" "$client" ;;
 	paste) pg_action_paste "$origin" "$client" ;;
 	pick) pg_action_pick "$origin" "$client" ;;

@@ -19,6 +19,34 @@ fn plugin_file() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("promptgate.tmux")
 }
 
+/// The release of the `tmux` on PATH, as (3, 7) for 3.7c; a build that names
+/// no release (master) counts as the newest.
+fn release() -> (u32, u32) {
+    let o = std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .unwrap();
+    let v = String::from_utf8_lossy(&o.stdout).to_string();
+    let v = v
+        .trim()
+        .trim_start_matches("tmux ")
+        .trim_start_matches("next-");
+    let num = |x: &str| {
+        x.chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect::<String>()
+            .parse::<u32>()
+            .ok()
+    };
+    match v.split_once('.') {
+        Some((a, b)) => match (num(a), num(b)) {
+            (Some(a), Some(b)) => (a, b),
+            _ => (99, 0),
+        },
+        None => (99, 0),
+    }
+}
+
 /// A private server set up as a user's would be, before the plugin loads.
 fn server() -> TmuxServer {
     let s = TmuxServer::new(120, 40, &[]);
@@ -67,12 +95,31 @@ fn prefix_keys(s: &TmuxServer) -> Vec<String> {
         .collect()
 }
 
+/// The binding of KEY in TABLE as `list-keys` prints it, or None. The whole
+/// table is listed: tmux 3.7 shows `list-keys -T TABLE KEY` as a message
+/// instead of printing it.
+fn binding(s: &TmuxServer, table: &str, key: &str) -> Option<String> {
+    s.tmux_out(&["list-keys", "-T", table])
+        .lines()
+        .find(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            w.iter().position(|x| *x == "-T").and_then(|i| w.get(i + 2)) == Some(&key)
+        })
+        .map(str::to_string)
+}
+
 /// A headless client: a second private server whose pane runs `tmux attach`.
 struct Client {
     outer: TmuxServer,
 }
 
 fn attach(inner: &TmuxServer) -> Client {
+    attach_to(inner, "=main:0")
+}
+
+/// A headless client attached to TARGET (a session or window).
+fn attach_to(inner: &TmuxServer, target: &str) -> Client {
+    let before = clients(inner);
     let outer = TmuxServer::new(
         120,
         40,
@@ -85,25 +132,31 @@ fn attach(inner: &TmuxServer) -> Client {
             &inner.socket,
             "attach",
             "-t",
-            "=main:0",
+            target,
         ],
     );
     let start = Instant::now();
-    loop {
-        let names = inner.tmux_out(&[
-            "list-clients",
-            "-F",
-            "#{client_control_mode} #{client_name}",
-        ]);
-        if names.lines().any(|l| l.starts_with("0 ")) {
-            return Client { outer };
-        }
+    while clients(inner) <= before {
         assert!(
             start.elapsed() < Duration::from_secs(5),
             "no client attached"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    Client { outer }
+}
+
+/// How many clients (not control-mode ones) are attached.
+fn clients(inner: &TmuxServer) -> usize {
+    inner
+        .tmux_out(&[
+            "list-clients",
+            "-F",
+            "#{client_control_mode} #{client_name}",
+        ])
+        .lines()
+        .filter(|l| l.starts_with("0 "))
+        .count()
 }
 
 impl Client {
@@ -238,10 +291,8 @@ fn loading_twice_leaves_one_of_each_binding_alias_and_hook() {
     let mut keys = prefix_keys(&s);
     keys.sort();
     assert_eq!(keys, ["M-i", "Q", "S", "T", "V"]);
-    assert!(
-        s.tmux_out(&["list-keys", "-T", "prefix", "A"]).is_empty(),
-        "A is still bound"
-    );
+    assert_eq!(binding(&s, "prefix", "A"), None, "A is still bound");
+    assert_eq!(binding(&s, "prefix", "B"), None, "B is still bound");
     // the alias stays for users who bind it themselves
     assert!(s
         .tmux_out(&["show-options", "-s", "command-alias"])
@@ -249,31 +300,97 @@ fn loading_twice_leaves_one_of_each_binding_alias_and_hook() {
 }
 
 #[test]
-fn a_missing_or_stale_binary_binds_a_visible_build_message() {
+fn a_reload_moves_keys_between_tables_and_leaves_the_users_own_bindings() {
+    let s = server();
+    load(&s);
+    // the user binds an alias and takes over one of the plugin's keys
+    assert!(s
+        .tmux(&["bind-key", "-n", "M-a", "promptgate-send"])
+        .status
+        .success());
+    s.tmux(&["bind-key", "T", "display-message", "mine"]);
+    s.tmux(&["set-option", "-g", "@promptgate-key-table", "root"]);
+    s.tmux(&["set-option", "-g", "@promptgate-send-key", "M-s"]);
+    load(&s);
+    let prefix = prefix_keys(&s);
+    assert!(prefix.is_empty(), "left in prefix: {prefix:?}");
+    let t = binding(&s, "prefix", "T").unwrap_or_default();
+    assert!(t.contains("display-message mine"), "{t}");
+    // (tmux stores the alias expanded: it runs the same command as the key)
+    let a = binding(&s, "root", "M-a").unwrap_or_default();
+    assert!(a.contains(" send #{pane_id}"), "{a}");
+    let m = binding(&s, "root", "M-s").unwrap_or_default();
+    assert!(m.contains(" send #{pane_id}"), "{m}");
+    for k in ["V", "B", "Q", "M-i"] {
+        assert!(binding(&s, "root", k).is_some(), "{k} is not in root");
+    }
+    // and back, twice: the same keys as the first load (T is the pick key again)
+    s.tmux(&["set-option", "-gu", "@promptgate-key-table"]);
+    s.tmux(&["set-option", "-gu", "@promptgate-send-key"]);
+    load(&s);
+    load(&s);
+    let mut keys = prefix_keys(&s);
+    keys.sort();
+    assert_eq!(keys, ["A", "B", "M-i", "Q", "T", "V"]);
+    assert!(binding(&s, "root", "M-s").is_none());
+    assert!(binding(&s, "root", "M-a").is_some());
+}
+
+/// Give the plugin's shell a PATH with the tmux under test and no promptgate.
+fn no_promptgate_on_path(s: &TmuxServer) {
+    let tmux = std::env::var_os("PATH")
+        .and_then(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join("tmux"))
+                .find(|t| t.is_file())
+        })
+        .expect("tmux on PATH");
+    let dir = tmux.parent().unwrap();
+    let path = format!("{}:/usr/bin:/bin", dir.display());
+    for d in std::env::split_paths(&path) {
+        assert!(!d.join("promptgate").exists(), "{}", d.display());
+    }
+    s.tmux(&["set-environment", "-g", "PATH", &path]);
+}
+
+/// A copy of the plugin without a binary (no `target/`), to load as a new
+/// user's clone would be before the build.
+fn unbuilt_plugin(dir: &Path) -> PathBuf {
+    copy_plugin(&dir.join("clone"))
+}
+
+/// The plugin's files copied to ROOT; returns its promptgate.tmux.
+fn copy_plugin(root: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::create_dir_all(root.join("plugin")).unwrap();
+    for f in ["promptgate.tmux", "Cargo.toml"] {
+        std::fs::copy(src.join(f), root.join(f)).unwrap();
+    }
+    for f in ["lib.sh", "options.sh", "promptgate.sh"] {
+        std::fs::copy(src.join("plugin").join(f), root.join("plugin").join(f)).unwrap();
+    }
+    root.join("promptgate.tmux")
+}
+
+#[test]
+fn a_missing_binary_binds_a_build_message_that_fits_80_columns() {
     let s = server();
     // nothing named promptgate on the PATH the plugin sees
-    s.tmux(&["set-environment", "-g", "PATH", "/usr/bin:/bin"]);
-    assert!(!Path::new("/usr/bin/promptgate").exists() && !Path::new("/bin/promptgate").exists());
-    s.tmux(&[
-        "set-option",
-        "-g",
-        "@promptgate-bin",
-        "/nonexistent/promptgate",
-    ]);
-    load(&s);
-    let keys = s.tmux_out(&["list-keys", "-T", "prefix"]);
+    no_promptgate_on_path(&s);
+    s.tmux(&["set-option", "-gu", "@promptgate-bin"]);
+    let file = unbuilt_plugin(s.dir.path());
+    let o = s.tmux(&["run-shell", file.to_str().unwrap()]);
+    assert!(o.status.success() && o.stdout.is_empty(), "{o:?}");
+    let want = "promptgate: not built. prefix M-i builds it (cargo build --release --locked)";
+    assert!(want.chars().count() <= 80);
     for k in ["A", "V", "B", "T", "Q"] {
-        let line = keys
-            .lines()
-            .find(|l| l.split_whitespace().nth(3) == Some(k))
-            .unwrap_or_else(|| panic!("{k} not bound:\n{keys}"));
+        let line = binding(&s, "prefix", k).unwrap_or_else(|| panic!("{k} not bound"));
         assert!(
-            line.contains("display-message") && line.contains("cargo build --release --locked"),
+            line.contains("display-message") && line.contains(want),
             "{line}"
         );
-        assert!(line.contains("/nonexistent/promptgate"), "{line}");
     }
-    let install = keys.lines().find(|l| l.contains(" M-i ")).unwrap();
+    let install = binding(&s, "prefix", "M-i").unwrap();
     assert!(
         install.contains("run-shell -b") && install.contains(" install "),
         "{install}"
@@ -282,10 +399,50 @@ fn a_missing_or_stale_binary_binds_a_visible_build_message() {
         .tmux_out(&["show-options", "-s", "command-alias"])
         .contains("promptgate-send=display-message"));
 
-    // pressed, the key shows the build command
+    // pressed, the key shows all of it on an 80-column client
+    s.tmux(&["resize-window", "-t", "=main:", "-x", "80"]);
+    let c = attach(&s);
+    c.outer.tmux(&["resize-window", "-t", "=main:", "-x", "80"]);
+    c.press(&["C-b", "A"]);
+    c.wait_screen("error binding", want);
+
+    // without an install key it names the command and where to run it
+    s.tmux(&["set-option", "-g", "@promptgate-install-key", "none"]);
+    let o = s.tmux(&["run-shell", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{o:?}");
+    let line = binding(&s, "prefix", "A").unwrap();
+    let dir = file.parent().unwrap().display().to_string();
+    assert!(
+        line.contains(&format!(
+            "promptgate: not built. cargo build --release --locked in {dir}"
+        )),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_wrong_or_stale_binary_path_says_to_fix_the_option_not_to_build() {
+    let s = server();
+    no_promptgate_on_path(&s);
+    s.tmux(&[
+        "set-option",
+        "-g",
+        "@promptgate-bin",
+        "/nonexistent/promptgate",
+    ]);
+    load(&s);
+    for k in ["A", "V", "B", "T", "Q"] {
+        let line = binding(&s, "prefix", k).unwrap_or_else(|| panic!("{k} not bound"));
+        assert!(
+            line.contains(
+                "promptgate: fix or unset @promptgate-bin: no program at /nonexistent/promptgate"
+            ) && !line.contains("cargo build"),
+            "{line}"
+        );
+    }
     let c = attach(&s);
     c.press(&["C-b", "A"]);
-    c.wait_screen("error binding", "cargo build --release --locked");
+    c.wait_screen("error binding", "fix or unset @promptgate-bin");
 
     // a binary of another version is refused the same way
     let fake = s.dir.path().join("old-promptgate");
@@ -298,10 +455,13 @@ fn a_missing_or_stale_binary_binds_a_visible_build_message() {
         fake.to_str().unwrap(),
     ]);
     load(&s);
-    let line = s.tmux_out(&["list-keys", "-T", "prefix", "A"]);
+    let line = binding(&s, "prefix", "A").unwrap();
     assert!(
-        line.contains("is version 0.0.1")
-            && line.contains(&format!("the plugin is {}", env!("CARGO_PKG_VERSION"))),
+        line.contains(&format!(
+            "promptgate: update or unset @promptgate-bin: version 0.0.1, plugin {}: {}",
+            env!("CARGO_PKG_VERSION"),
+            fake.display()
+        )),
         "{line}"
     );
 }
@@ -372,6 +532,23 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
     let (gemini, t_gemini) = agent(&s, "gemini", &["--dialog", "trust"]);
     load(&s);
     let c = attach(&s);
+    // A popup has its title from tmux 3.3 on; the editor in it has started
+    // once it notes so.
+    let titles = release() >= (3, 3);
+    let wait_editor = |what: &str, title: &str, runs: usize| {
+        if titles {
+            c.wait_screen(what, title);
+        }
+        let t = Instant::now();
+        while editor_starts() <= runs {
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "{what}: the editor never started:\n{}",
+                c.screen()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
     s.wait_state(&claude, "ready", 15.0);
     s.wait_state(&codex, "ready", 15.0);
     s.wait_state(&gemini, "dialog:trust", 15.0);
@@ -381,7 +558,43 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
     c.press(&["C-b", "A"]);
     wait_message(&s, "no target", n);
 
-    // Pick: the menu lists the agents with their states; choose codex (the 2nd)
+    // Pick: the menu lists the agents with their states and window names;
+    // choose codex (the 2nd). Its window's name is hostile: it shows as it is
+    // and runs nothing. (rename-window expands its argument: ## is one #.)
+    // (tmux 3.7 refuses #( in names; $PGW names a file that appears if the
+    // #() ever runs)
+    let pwned = dir.join("pwned-window");
+    s.tmux(&["set-environment", "-g", "PGW", pwned.to_str().unwrap()]);
+    let hostile = if release() < (3, 7) {
+        format!(
+            "#(touch $PGW) %H '\" ; run-shell 'touch {}'",
+            pwned.display()
+        )
+    } else {
+        format!(
+            "cx #{{pane_id}} %H '\" ; run-shell 'touch {}'",
+            pwned.display()
+        )
+    };
+    for (pane, name) in [
+        (&claude, "claude-win".to_string()),
+        (&codex, hostile.replace('#', "##")),
+        (&gemini, "gem".to_string()),
+    ] {
+        let o = s.tmux(&["rename-window", "-t", pane, "--", &name]);
+        assert!(o.status.success(), "{o:?}");
+    }
+    // (tmux 3.6 and earlier store a $ before a letter as \$ in a name, and
+    // 3.4 prints that as \\$)
+    assert_eq!(
+        s.tmux_out(&["display-message", "-p", "-t", &codex, "#{window_name}"])
+            .trim_end()
+            .replace("\\\\$", "$")
+            .replace("\\$", "$"),
+        hostile
+    );
+    let head: String = hostile.chars().take(8).collect();
+    let n = messages(&s).len();
     c.press(&["C-b", "T"]);
     c.wait_screen("pick menu", "promptgate target");
     let menu = c.screen();
@@ -392,18 +605,26 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
         })
     };
     assert!(
-        item(&[&claude, "claude", "ready", "main:1.0", "(1)"]),
+        item(&[&claude, "claude", "ready", "main:1.0", "claude-win", "(1)"]),
         "{menu}"
     );
+    // (the name is cut to 24 columns)
+    assert!(item(&[&codex, "codex", "ready", "main:2.0"]), "{menu}");
+    assert!(menu.contains(&format!("main:2.0  {head}")), "{menu}");
     assert!(
-        item(&[&codex, "codex", "ready", "main:2.0", "(2)"]),
-        "{menu}"
-    );
-    assert!(
-        item(&[&gemini, "gemini", "dialog:trust", "main:3.0", "(3)"]),
+        item(&[&gemini, "gemini", "dialog:trust", "main:3.0", "gem", "(3)"]),
         "{menu}"
     );
     c.press(&["2"]);
+    // the choice is confirmed, naming the pane, its agent and its window
+    let m = wait_message(&s, "target is", n);
+    assert!(
+        m.starts_with(&format!(
+            "promptgate: target is {codex} codex (main:2.0 {head}"
+        )) && m.ends_with("…)"),
+        "{m}"
+    );
+
     let start = Instant::now();
     while s
         .tmux_out(&["show-options", "-t", "=main:", "-v", "@promptgate-target"])
@@ -456,8 +677,13 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
     s.tmux(&["select-pane", "-m", "-t", &claude]);
     let body = format!("first line {}\nsecond line {}", texts[1], texts[8]);
     let n = messages(&s).len();
+    let runs = editor_starts();
     c.press(&["C-b", "V"]);
-    c.wait_screen("compose popup", &format!("promptgate → {claude} claude"));
+    wait_editor(
+        "compose popup",
+        &format!("promptgate → {claude} claude"),
+        runs,
+    );
     for (i, line) in body.lines().enumerate() {
         if i > 0 {
             c.press(&["Enter"]);
@@ -477,15 +703,7 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
         let n = messages(&s).len();
         let runs = editor_starts();
         c.press(&["C-b", "V"]);
-        c.wait_screen("compose popup", "promptgate → ");
-        let t = Instant::now();
-        while editor_starts() == runs {
-            assert!(
-                t.elapsed() < Duration::from_secs(10),
-                "the editor never started"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_editor("compose popup", "promptgate → ", runs);
         c.type_text("never sent");
         if keys[0] == "C-d" {
             // erase the line first: the file stays empty
@@ -511,8 +729,9 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
     // Broadcast: every ready agent of the session; gemini shows a dialog and is skipped
     s.tmux(&["select-pane", "-M"]);
     let n = messages(&s).len();
+    let runs = editor_starts();
     c.press(&["C-b", "Q"]);
-    c.wait_screen("broadcast popup", "promptgate → 2 ready agent panes");
+    wait_editor("broadcast popup", "promptgate → 2 ready agent panes", runs);
     c.type_text("to everyone `id`");
     c.press(&["Enter", "C-d"]);
     let m = wait_message(&s, "broadcast", n);
@@ -577,6 +796,21 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
     let m = wait_message(&s, "promptgate: ", n);
     assert!(m.contains(&format!("sent to {claude}")), "{m}");
     assert_eq!(wait_prompts(&t_claude, 4).get(3), Some(&texts[8]));
+    // once delivered, the kept prompt is no longer kept: a second press sends
+    // the buffer before it, and prefix ] cannot paste it into a shell
+    assert!(
+        !s.tmux_out(&["list-buffers", "-F", "#{buffer_name}"])
+            .lines()
+            .any(|l| l == "promptgate-unsent"),
+        "{}",
+        s.tmux_out(&["list-buffers"])
+    );
+    s.wait_state(&claude, "ready", 10.0);
+    let n = messages(&s).len();
+    c.press(&["C-b", "B"]);
+    let m = wait_message(&s, "promptgate: ", n);
+    assert!(m.contains(&format!("sent to {claude}")), "{m}");
+    assert_eq!(wait_prompts(&t_claude, 5).get(4), Some(&pasted));
 
     // every key ran in the background and left the client's pane as it was
     assert_eq!(
@@ -585,6 +819,7 @@ fn every_key_delivers_to_a_fake_agent_byte_exact() {
         "0"
     );
     assert_nothing_ran(&dir, tmp_x_before);
+    assert!(!pwned.exists(), "a window name was run as a command");
 }
 
 #[test]
@@ -655,4 +890,329 @@ fn the_watcher_keeps_the_status_segment_and_tells_when_an_agent_is_done() {
         .tmux_out(&["show-options", "-t", "=main:", "-v", "@promptgate-status"])
         .trim()
         .is_empty());
+}
+
+/// A fake agent (quickly ready again) in a new window of SESSION.
+fn agent_in(s: &TmuxServer, session: &str, like: &str) -> (String, PathBuf) {
+    let t = s
+        .dir
+        .path()
+        .join(format!("transcript-{session}-{like}.jsonl"));
+    let b = bin();
+    let pane = s
+        .tmux_out(&[
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            &format!("={session}:"),
+            b.to_str().unwrap(),
+            "fake-agent",
+            "--like",
+            like,
+            "--transcript",
+            t.to_str().unwrap(),
+            "--busy-ms",
+            "150",
+        ])
+        .trim()
+        .to_string();
+    assert!(pane.starts_with('%'), "fake agent: {pane:?}");
+    (pane, t)
+}
+
+#[test]
+fn two_clients_answering_the_send_prompt_at_once_each_reach_their_own_target() {
+    let s = server();
+    assert!(s
+        .tmux(&["new-session", "-d", "-s", "two", "-x", "120", "-y", "40"])
+        .status
+        .success());
+    let (claude, t_claude) = agent_in(&s, "main", "claude");
+    let (codex, t_codex) = agent_in(&s, "two", "codex");
+    s.tmux(&["set-option", "-t", "=main:", "@promptgate-target", &claude]);
+    s.tmux(&["set-option", "-t", "=two:", "@promptgate-target", &codex]);
+    load(&s);
+    let c1 = attach_to(&s, "=main:0");
+    let c2 = attach_to(&s, "=two:0");
+    s.wait_state(&claude, "ready", 15.0);
+    s.wait_state(&codex, "ready", 15.0);
+
+    let mut want1 = Vec::new();
+    let mut want2 = Vec::new();
+    for round in 0..3 {
+        let t1 = format!("round {round} for claude %% %1 %2 %H \"q\" 'q' $HOME");
+        let t2 = format!("round {round} for codex 100% #{{pane_id}} #(id) \\ end");
+        let n = messages(&s).len();
+        c1.press(&["C-b", "A"]);
+        c2.press(&["C-b", "A"]);
+        // the label names the pane as it is: no strftime on its %
+        c1.wait_screen(
+            "send prompt",
+            &format!("promptgate → {claude} claude (ready):"),
+        );
+        c2.wait_screen(
+            "send prompt",
+            &format!("promptgate → {codex} codex (ready):"),
+        );
+        c1.type_text(&t1);
+        c2.type_text(&t2);
+        // both Enters at once
+        std::thread::scope(|sc| {
+            sc.spawn(|| c1.press(&["Enter"]));
+            sc.spawn(|| c2.press(&["Enter"]));
+        });
+        want1.push(t1);
+        want2.push(t2);
+        let start = Instant::now();
+        while messages(&s)
+            .iter()
+            .skip(n)
+            .filter(|m| m.contains("sent to"))
+            .count()
+            < 2
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(15),
+                "round {round}: {:#?}",
+                &messages(&s)[n..]
+            );
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        assert_eq!(wait_prompts(&t_claude, want1.len()), want1, "round {round}");
+        assert_eq!(wait_prompts(&t_codex, want2.len()), want2, "round {round}");
+        s.wait_state(&claude, "ready", 10.0);
+        s.wait_state(&codex, "ready", 10.0);
+    }
+    // no reply buffer is left behind
+    let bufs = s.tmux_out(&["list-buffers", "-F", "#{buffer_name}"]);
+    assert!(!bufs.contains("promptgate-prompt-"), "{bufs}");
+}
+
+#[test]
+fn a_pane_directory_holding_format_or_shell_syntax_is_passed_to_the_popup_literally() {
+    let s = server();
+    let dir = s.dir.path().to_path_buf();
+    // the editor notes where it runs (NUL-separated: a name may hold a newline)
+    // and leaves a prompt
+    let editor = dir.join("editor.sh");
+    let wheres = dir.join("editor-pwd.log");
+    std::fs::write(
+        &editor,
+        format!(
+            "#!/bin/sh\nprintf '%s\\0' \"$PWD\" >>'{}'\nprintf 'from %s' \"$PWD\" >\"$1\"\n",
+            wheres.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&editor, PermissionsExt::from_mode(0o755)).unwrap();
+    s.tmux(&["set-environment", "-g", "EDITOR", editor.to_str().unwrap()]);
+    let (claude, t_claude) = agent(&s, "claude", &[]);
+    load(&s);
+    let c = attach(&s);
+    s.wait_state(&claude, "ready", 15.0);
+    s.tmux(&["select-pane", "-m", "-t", &claude]);
+
+    let names = [
+        format!("#(touch {}/pwned-dir)", dir.display()),
+        "#{pane_id} #{session_name}".to_string(),
+        "100% %H %% %1".to_string(),
+        "it's \"quoted\" $HOME ; x".to_string(),
+        "new\nline".to_string(),
+    ];
+    let mut sent = 0;
+    for (i, name) in names.iter().enumerate() {
+        let hostile = dir.join(format!("d{i}")).join(name);
+        std::fs::create_dir_all(&hostile).unwrap();
+        // a shell in that directory, in a window of its own (cd'd into by the
+        // shell itself: new-window -c would expand the path as a format too)
+        let origin = s.window(&[
+            "sh",
+            "-c",
+            "cd \"$1\" && exec sh",
+            "sh",
+            hostile.to_str().unwrap(),
+        ]);
+        s.tmux(&["select-window", "-t", &origin]);
+        let start = Instant::now();
+        while s
+            .tmux_out(&[
+                "display-message",
+                "-p",
+                "-t",
+                &origin,
+                "#{pane_current_path}",
+            ])
+            .trim_end_matches('\n')
+            // (tmux 3.4 prints $HOME as \$HOME)
+            .replace("\\$", "$")
+            != hostile.to_str().unwrap()
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "no cd into {hostile:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // compose, and (for the first name) broadcast: both open the popup there
+        let keys: &[&str] = if i == 0 { &["V", "Q"] } else { &["V"] };
+        for key in keys {
+            let n = messages(&s).len();
+            c.press(&["C-b", key]);
+            let m = wait_message(&s, "promptgate: ", n);
+            assert!(m.contains(&claude), "{name:?} {key}: {m}");
+            sent += 1;
+            let p = wait_prompts(&t_claude, sent);
+            assert_eq!(
+                p.get(sent - 1),
+                Some(&format!("from {}", hostile.display())),
+                "{name:?} {key}"
+            );
+            s.wait_state(&claude, "ready", 10.0);
+        }
+        s.tmux(&["kill-pane", "-t", &origin]);
+    }
+    let log = std::fs::read(&wheres).unwrap();
+    let seen: Vec<String> = log
+        .split(|b| *b == 0)
+        .filter(|x| !x.is_empty())
+        .map(|x| String::from_utf8_lossy(x).into_owned())
+        .collect();
+    assert_eq!(seen.len(), sent, "{seen:?}");
+    assert!(
+        !dir.join("pwned-dir").exists(),
+        "a directory name was run as a command"
+    );
+}
+
+#[test]
+fn a_plugin_path_and_temp_dir_with_hostile_names_work_and_run_nothing() {
+    let s = server();
+    let dir = s.dir.path().to_path_buf();
+    let bad = |tag: &str| {
+        format!(
+            "{tag} #(touch {}/pwned-{tag}) #{{pane_id}} %1 %% %H 'q' \"dq\" $HOME ; x",
+            dir.display()
+        )
+    };
+    // the plugin where a clone with that name would put it, and TMPDIR too
+    let file = copy_plugin(&dir.join(bad("plugin")));
+    let tmp = dir.join(bad("tmp"));
+    std::fs::create_dir_all(&tmp).unwrap();
+    s.tmux(&["set-environment", "-g", "TMPDIR", tmp.to_str().unwrap()]);
+    let editor = dir.join("editor.sh");
+    std::fs::write(&editor, "#!/bin/sh\nprintf 'composed' >\"$1\"\n").unwrap();
+    std::fs::set_permissions(&editor, PermissionsExt::from_mode(0o755)).unwrap();
+    s.tmux(&["set-environment", "-g", "EDITOR", editor.to_str().unwrap()]);
+    let (claude, t_claude) = agent(&s, "claude", &[]);
+    // run-shell: a shell command line, expanded as a format first
+    let line = format!("'{}'", file.to_str().unwrap().replace('\'', "'\\''"));
+    let o = s.tmux(&["run-shell", &line.replace('#', "##")]);
+    assert!(o.status.success() && o.stdout.is_empty(), "{o:?}");
+    let a = binding(&s, "prefix", "A").unwrap_or_default();
+    assert!(a.contains(" send #{pane_id}"), "{a}");
+    // a reload from that path finds its keys (a moved key leaves its old place)
+    let once = snapshot(&s);
+    let o = s.tmux(&["run-shell", &line.replace('#', "##")]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(once, snapshot(&s));
+    s.tmux(&["set-option", "-g", "@promptgate-send-key", "S"]);
+    let o = s.tmux(&["run-shell", &line.replace('#', "##")]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(binding(&s, "prefix", "A"), None);
+    s.tmux(&["set-option", "-gu", "@promptgate-send-key"]);
+    let o = s.tmux(&["run-shell", &line.replace('#', "##")]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(once, snapshot(&s));
+    let c = attach(&s);
+    s.wait_state(&claude, "ready", 15.0);
+    s.tmux(&["select-pane", "-m", "-t", &claude]);
+
+    // the send prompt (its template runs the helper from this path)
+    let n = messages(&s).len();
+    c.press(&["C-b", "A"]);
+    c.wait_screen("send prompt", &format!("promptgate → {claude} claude"));
+    c.type_text("typed %1 #{pane_id}");
+    c.press(&["Enter"]);
+    let m = wait_message(&s, "promptgate: ", n);
+    assert!(m.contains(&format!("sent to {claude}")), "{m}");
+    assert_eq!(
+        wait_prompts(&t_claude, 1).first().map(String::as_str),
+        Some("typed %1 #{pane_id}")
+    );
+    s.wait_state(&claude, "ready", 10.0);
+    // compose (a temp file under TMPDIR, the popup runs the helper)
+    let n = messages(&s).len();
+    c.press(&["C-b", "V"]);
+    let m = wait_message(&s, "promptgate: ", n);
+    assert!(m.contains(&format!("sent to {claude}")), "{m}");
+    assert_eq!(
+        wait_prompts(&t_claude, 2).get(1).map(String::as_str),
+        Some("composed")
+    );
+    // a refused prompt is kept (load-buffer from a file under TMPDIR)
+    let shell = s.window(&["sh"]);
+    s.tmux(&["select-pane", "-m", "-t", &shell]);
+    let n = messages(&s).len();
+    c.press(&["C-b", "A"]);
+    c.wait_screen("send prompt", &format!("promptgate → {shell}"));
+    c.type_text("kept");
+    c.press(&["Enter"]);
+    let m = wait_message(&s, "promptgate: ", n);
+    assert!(m.contains("kept in buffer promptgate-unsent"), "{m}");
+    assert_eq!(
+        s.tmux_out(&["show-buffer", "-b", "promptgate-unsent"]),
+        "kept"
+    );
+    for tag in ["plugin", "tmp"] {
+        assert!(
+            !dir.join(format!("pwned-{tag}")).exists(),
+            "the {tag} path was run as a command"
+        );
+    }
+}
+
+#[test]
+fn a_kept_prompt_is_dropped_once_the_paste_key_has_delivered_it() {
+    let s = server();
+    let (claude, t) = agent(&s, "claude", &[]);
+    load(&s);
+    let c = attach(&s);
+    s.wait_state(&claude, "ready", 15.0);
+    // a draft in the composer: the typed prompt is refused, nothing typed, kept
+    let o = s.tmux(&["send-keys", "-t", &claude, "-l", "draft"]);
+    assert!(o.status.success());
+    let start = Instant::now();
+    while s.state(&claude) != "draft" {
+        assert!(start.elapsed() < Duration::from_secs(10), "no draft");
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    s.tmux(&["select-pane", "-m", "-t", &claude]);
+    let n = messages(&s).len();
+    c.press(&["C-b", "A"]);
+    c.wait_screen("send prompt", &format!("promptgate → {claude} claude"));
+    c.type_text("only once");
+    c.press(&["Enter"]);
+    let m = wait_message(&s, "promptgate: ", n);
+    assert!(m.contains("kept in buffer promptgate-unsent"), "{m}");
+    // the draft goes; the paste key resends the kept prompt
+    s.tmux(&["send-keys", "-t", &claude, "C-u"]);
+    s.wait_state(&claude, "ready", 10.0);
+    let n = messages(&s).len();
+    c.press(&["C-b", "B"]);
+    let m = wait_message(&s, "promptgate: ", n);
+    assert!(m.contains(&format!("sent to {claude}")), "{m}");
+    assert_eq!(wait_prompts(&t, 1), ["only once"]);
+    s.wait_state(&claude, "ready", 10.0);
+    // ... and does not keep it: a second press has nothing to send
+    let bufs = s.tmux_out(&["list-buffers", "-F", "#{buffer_name}"]);
+    assert!(!bufs.contains("promptgate-unsent"), "{bufs}");
+    let n = messages(&s).len();
+    c.press(&["C-b", "B"]);
+    let m = wait_message(&s, "promptgate: ", n);
+    assert_eq!(m, "promptgate: no paste buffer, nothing sent");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(prompts(&t), ["only once"]);
 }

@@ -194,8 +194,20 @@ impl Watcher {
                 r.agent,
                 r.loc.target()
             );
+            let mut shown = 0;
             for c in &clients {
-                let _ = self.one.display_message(Some(&c.name), Some(ms), &msg);
+                if self
+                    .one
+                    .display_message(Some(&c.name), Some(ms), &msg)
+                    .is_ok()
+                {
+                    shown += 1;
+                }
+            }
+            // tmux 3.2's display-message takes no client name (its -c is a
+            // bare flag there): show it on tmux's choice of client instead
+            if shown == 0 && !clients.is_empty() {
+                let _ = self.one.display_message(None, Some(ms), &msg);
             }
         }
         if bell {
