@@ -291,6 +291,7 @@ pg_result_msg() {
 	32) printf 'promptgate: typed into %s (%s) but the submit did not take' "$pane" "${agent:-?}" ;;
 	33) printf 'promptgate: %s refused the prompt' "$who" ;;
 	34) printf 'promptgate: sent to %s (%s), no receipt seen' "$pane" "${agent:-?}" ;;
+	37) printf 'promptgate: sent to %s (%s), but its own record differs from the prompt' "$pane" "${agent:-?}" ;;
 	*) printf 'promptgate: send to %s failed: %s' "$pane" "${err:-exit $rc}" ;;
 	esac
 }
