@@ -237,6 +237,13 @@ pub struct WaitArgs {
     pub t: Target,
     #[command(flatten)]
     pub gate: GateFlags,
+    /// After the prompt is taken, wait until the turn it started ends (busy, then
+    /// ready) and report how long it took (`wait`: the turn running now)
+    #[arg(long)]
+    pub until_done: bool,
+    /// With --until-done: the longest the turn may take, in seconds (0 to 86400)
+    #[arg(long, default_value_t = 1800.0, value_name = "SECS", value_parser = secs(DAY), allow_negative_numbers = true)]
+    pub done_timeout: f64,
     /// Print the gate's result as one JSON object (with exit_code and error)
     #[arg(long)]
     pub json: bool,
@@ -287,6 +294,13 @@ pub struct SendArgs {
     /// Seconds to wait for another sender to this pane to finish (0 to 86400)
     #[arg(long, default_value_t = 120.0, value_name = "SECS", value_parser = secs(DAY), allow_negative_numbers = true)]
     pub lock_timeout: f64,
+    /// After the prompt is taken, wait until the turn it started ends (busy, then
+    /// ready) and report how long it took (`wait`: the turn running now)
+    #[arg(long)]
+    pub until_done: bool,
+    /// With --until-done: the longest the turn may take, in seconds (0 to 86400)
+    #[arg(long, default_value_t = 1800.0, value_name = "SECS", value_parser = secs(DAY), allow_negative_numbers = true)]
+    pub done_timeout: f64,
     /// Print the receipt as one JSON object; any error too (with exit_code and error)
     #[arg(long)]
     pub json: bool,

@@ -104,6 +104,76 @@ fn is_final(state: &State, opts: &GateOpts) -> bool {
     }
 }
 
+/// How the turn running in a pane ended (`--until-done`, MCP `wait_done`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Turn {
+    /// The agent is ready again after its turn (or no turn was running).
+    pub done: bool,
+    #[serde(serialize_with = "as_string")]
+    pub state: State,
+    pub reason: String,
+    /// From the first look to the end of the turn.
+    pub turn_ms: u64,
+    /// A busy marker was seen: a turn did run.
+    pub saw_busy: bool,
+    pub timed_out: bool,
+}
+
+fn as_string<S: serde::Serializer>(s: &State, ser: S) -> std::result::Result<S::Ok, S::Error> {
+    ser.serialize_str(&s.to_string())
+}
+
+/// A prompt just submitted may take this long to show its agent busy: a ready
+/// screen before then does not end the turn that has not begun.
+pub const TURN_START_GRACE: Duration = Duration::from_secs(3);
+
+/// Poll `read` until the running turn ends: busy, then ready. A dialog (it
+/// needs a person), an exit or no agent end the wait too, as not done. A
+/// ready screen counts only once busy was seen, or after
+/// [`TURN_START_GRACE`] (`fresh`: a prompt was just submitted; otherwise a
+/// ready agent has no turn running and is done at once).
+pub fn wait_turn(
+    profile: &Profile,
+    clock: &dyn Clock,
+    timeout: Duration,
+    fresh: bool,
+    read: &mut dyn FnMut() -> Result<Screen>,
+) -> Result<Turn> {
+    let start = clock.now();
+    let mut saw_busy = false;
+    loop {
+        let screen = read()?;
+        let v = detect(profile, &screen);
+        let t = clock.now() - start;
+        saw_busy |= v.state == State::Busy;
+        let end = |done: bool, timed_out: bool, v: &Verdict| Turn {
+            done,
+            state: v.state.clone(),
+            reason: v.reason(),
+            turn_ms: t.as_millis() as u64,
+            saw_busy,
+            timed_out,
+        };
+        match v.state {
+            State::Ready if saw_busy || !fresh || t >= TURN_START_GRACE => {
+                return Ok(end(true, false, &v))
+            }
+            State::Dialog(_) | State::Exited | State::NotAgent | State::InMode => {
+                return Ok(end(false, false, &v))
+            }
+            _ => {}
+        }
+        if t >= timeout {
+            return Ok(end(false, true, &v));
+        }
+        clock.sleep(
+            Duration::from_millis(100)
+                .min(timeout.saturating_sub(t))
+                .max(Duration::from_millis(1)),
+        );
+    }
+}
+
 /// Poll `read` until ready-and-stable, a final state, or the timeout.
 pub fn wait(
     profile: &Profile,

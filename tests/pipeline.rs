@@ -373,3 +373,41 @@ fn an_enter_that_became_a_newline_is_seen_as_such() {
     assert!(!c("codex/10-typed-hello").trailing_newline);
     assert!(!c("codex/30-paste3-bracketed-0.3s").trailing_newline);
 }
+
+/// `--until-done`: the turn a prompt started ends when the agent, seen busy,
+/// is ready again; a dialog ends the wait as not done; a ready agent with no
+/// turn running is done at once unless a prompt was just submitted.
+#[test]
+fn the_turn_ends_busy_then_ready() {
+    let profiles = Profiles::builtin();
+    let p = profiles.get("claude").unwrap();
+    let turn = |frames: &[&str], fresh: bool| {
+        let screens: Vec<Screen> = frames.iter().map(|f| fixture(f)).collect();
+        let clock = FakeClock(Cell::new(Duration::ZERO));
+        let mut i = 0;
+        let mut read = || {
+            let s = screens[i.min(screens.len() - 1)].clone();
+            i += 1;
+            Ok(s)
+        };
+        promptgate::gate::wait_turn(p, &clock, Duration::from_secs(60), fresh, &mut read).unwrap()
+    };
+    let idle = "claude/09-idle-after-apikey";
+    let busy = "claude/13-submit-3s";
+    // just submitted: the first ready looks are before the turn began
+    let t = turn(&[idle, idle, busy, busy, busy, idle], true);
+    assert!(t.done && t.saw_busy, "{t:?}");
+    assert_eq!(t.turn_ms, 500);
+    // nothing running: done at once
+    let t = turn(&[idle], false);
+    assert!(t.done && !t.saw_busy && t.turn_ms == 0, "{t:?}");
+    // a turn that never shows busy is over after the grace
+    let t = turn(&[idle], true);
+    assert!(t.done && t.turn_ms >= 3000, "{t:?}");
+    // a dialog ends the wait, not done
+    let t = turn(&[busy, "claude/04-trust-dialog"], true);
+    assert!(!t.done && t.state.to_string() == "dialog:trust", "{t:?}");
+    // busy for ever: timed out
+    let t = turn(&[busy], true);
+    assert!(!t.done && t.timed_out, "{t:?}");
+}

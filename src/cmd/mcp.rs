@@ -11,7 +11,6 @@
 
 use super::{observe, send};
 use crate::cli::McpArgs;
-use crate::detect::State;
 use crate::error::Error;
 use crate::gate::{GateOpts, SystemClock};
 use crate::plan::sanitise;
@@ -373,61 +372,28 @@ fn cancel_flag(ct: &CancellationToken) -> Arc<AtomicBool> {
     flag
 }
 
-/// Poll `pane` until `done(state)` says so, the time is up, or `cancel`.
-fn watch(
-    server: &Server,
-    profiles: &Profiles,
-    pane: &str,
-    timeout: Duration,
-    cancel: &AtomicBool,
-    status: &Mutex<String>,
-    mut done: impl FnMut(&State, Duration) -> bool,
-) -> std::result::Result<(State, String, Duration), String> {
-    let mut tmux = Control::new(server.clone(), pane);
-    let start = Instant::now();
-    loop {
-        if cancel.load(Ordering::SeqCst) {
-            return Err("cancelled".into());
-        }
-        let o = observe(&mut tmux, profiles, None, pane).map_err(|e| e.to_string())?;
-        let state = o.verdict.state.clone();
-        if let Ok(mut s) = status.lock() {
-            *s = format!("{pane} {state} after {} s", start.elapsed().as_secs());
-        }
-        if done(&state, start.elapsed()) || start.elapsed() >= timeout {
-            return Ok((state, o.verdict.reason(), start.elapsed()));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// Wait until the turn running in `pane` ends: busy, then ready (or a dialog,
-/// which needs a person, or the agent exiting).
+/// Wait until the turn running in `pane` ends (`super::until_done`), as JSON.
 fn wait_turn(
-    server: &Server,
-    profiles: &Profiles,
+    gk: &Gatekeeper,
+    agent: &str,
     pane: &str,
     timeout: Duration,
+    fresh: bool,
     cancel: &AtomicBool,
-    status: &Mutex<String>,
 ) -> std::result::Result<Value, String> {
-    let mut seen_busy = false;
-    let (state, reason, took) = watch(server, profiles, pane, timeout, cancel, status, |s, t| {
-        match s {
-            State::Busy => {
-                seen_busy = true;
-                false
-            }
-            // a turn can end before the first look; give a just-sent prompt 3 s to show busy
-            State::Ready => seen_busy || t >= Duration::from_secs(3),
-            State::Dialog(_) | State::Exited | State::NotAgent => true,
-            _ => false,
-        }
-    })?;
-    let done = state == State::Ready;
-    Ok(
-        json!({"pane": pane, "done": done, "state": state.to_string(), "reason": reason, "turn_ms": took.as_millis() as u64, "saw_busy": seen_busy}),
+    let t = super::until_done(
+        &gk.server,
+        &gk.profiles,
+        agent,
+        pane,
+        timeout,
+        fresh,
+        Some(cancel),
     )
+    .map_err(|e| e.to_string())?;
+    let mut v = serde_json::to_value(&t).unwrap_or_default();
+    v["pane"] = pane.into();
+    Ok(v)
 }
 
 #[tool_router]
@@ -630,13 +596,17 @@ impl Gatekeeper {
                 return refuse(&format!("{}: {why}{hint}", loc.id), rec);
             }
             if p.until_done {
+                if let Ok(mut s) = status.lock() {
+                    *s = format!("{}: waiting for the turn to end", loc.id);
+                }
+                let agent = rec["agent"].as_str().unwrap_or("").to_string();
                 match wait_turn(
-                    &gk.server,
-                    &gk.profiles,
+                    &gk,
+                    &agent,
                     &loc.id,
                     Duration::from_secs(3600),
+                    true,
                     &cancel,
-                    &status,
                 ) {
                     Ok(t) => rec["turn"] = t,
                     Err(e) => rec["turn"] = json!({"done": false, "error": e}),
@@ -737,11 +707,12 @@ impl Gatekeeper {
         let cancel = cancel_flag(&ct);
         let gk = self.clone();
         blocking(move || {
-            let (loc, _) = match gk.reach(&p.0.target) {
+            let (loc, o) = match gk.reach(&p.0.target) {
                 Ok(v) => v,
                 Err(e) => return refuse(&e, json!({})),
             };
-            match wait_turn(&gk.server, &gk.profiles, &loc.id, timeout, &cancel, &status) {
+            let agent = o.identity.agent.clone().unwrap_or_default();
+            match wait_turn(&gk, &agent, &loc.id, timeout, false, &cancel) {
                 Ok(v) if v["done"] == true => answer(
                     &format!("{} turn done after {} ms", loc.id, v["turn_ms"]),
                     v,

@@ -302,3 +302,58 @@ pub fn secs(s: f64) -> std::time::Duration {
     }
     std::time::Duration::from_secs_f64(s.clamp(0.0, crate::cli::YEAR))
 }
+
+/// Wait for the turn running in `pane` to end (`--until-done`, MCP `wait_done`):
+/// busy, then ready. `fresh`: a prompt was just submitted (its turn may not show
+/// busy yet). `cancel`, when set, stops the wait (`Err`).
+pub fn until_done(
+    server: &Server,
+    profiles: &Profiles,
+    agent: &str,
+    pane: &str,
+    timeout: std::time::Duration,
+    fresh: bool,
+    cancel: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<crate::gate::Turn> {
+    let profile = profiles.get(agent)?;
+    let mut tmux = crate::tmux::Control::new(server.clone(), pane);
+    let mut read = || {
+        if cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst)) {
+            return Err(Error::Other("cancelled".into()));
+        }
+        tmux.read(pane)
+    };
+    crate::gate::wait_turn(
+        profile,
+        &crate::gate::SystemClock::new(),
+        timeout,
+        fresh,
+        &mut read,
+    )
+}
+
+/// The exit code of a turn's end: 0 done; else as a refusal of its last state.
+pub fn turn_code(t: &crate::gate::Turn) -> i32 {
+    if t.done {
+        0
+    } else {
+        refusal(&t.state, &t.reason, t.timed_out).exit_code()
+    }
+}
+
+/// The plain line for a turn's end.
+pub fn turn_line(pane: &str, t: &crate::gate::Turn) -> String {
+    if t.done {
+        format!("{pane}\tdone\tthe turn ended after {} ms", t.turn_ms)
+    } else if t.timed_out {
+        format!(
+            "{pane}\tnot done\tstill {} after {} ms ({}); to wait longer, raise --done-timeout",
+            t.state, t.turn_ms, t.reason
+        )
+    } else {
+        format!(
+            "{pane}\tnot done\t{} after {} ms ({})",
+            t.state, t.turn_ms, t.reason
+        )
+    }
+}

@@ -44,7 +44,28 @@ pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32>
         };
         // one target: a person at a terminal sees a live status line while it waits
         let shared = shared.with_live(!a.json);
-        let o = deliver_to(server, profiles, &a, &t, &raw, &shared, None);
+        let mut o = deliver_to(server, profiles, &a, &t, &raw, &shared, None);
+        // --until-done: the turn the prompt started, in the same receipt
+        let mut turn = None;
+        if a.until_done && o.code == 0 {
+            if let Some(rec) = o.rec.as_mut() {
+                let agent = rec["agent"].as_str().unwrap_or("").to_string();
+                let done = secs(a.done_timeout);
+                match super::until_done(server, profiles, &agent, &o.pane, done, true, None) {
+                    Ok(t) => {
+                        o.code = super::turn_code(&t);
+                        rec["turn"] = serde_json::to_value(&t).unwrap_or_default();
+                        rec["exit_code"] = o.code.into();
+                        turn = Some(t);
+                    }
+                    Err(e) => {
+                        o.code = e.exit_code();
+                        rec["turn"] = json!({"done": false, "error": e.to_string()});
+                        rec["exit_code"] = o.code.into();
+                    }
+                }
+            }
+        }
 
         // a receipt other than consumed says why, in `error`, as the stderr line does
         let why = o.rec.as_ref().map(|rec| {
@@ -65,7 +86,9 @@ pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32>
         if let Some(e) = o.err {
             return Err(e);
         }
-        if o.code != 0 && !a.json {
+        if let Some(t) = turn.as_ref().filter(|_| !a.json) {
+            out(&super::turn_line(&o.pane, t))?;
+        } else if o.code != 0 && !a.json {
             let changes = o.rec.as_ref().map(changes_text).unwrap_or_default();
             eprintln!("promptgate: {}{changes}", why.unwrap_or_default());
         }

@@ -85,6 +85,9 @@ pub fn gate_live(
 /// only a person should answer one.
 pub fn run(server: &Server, profiles: &Profiles, a: WaitArgs) -> Result<i32> {
     let pane = Process::new(server.clone()).resolve(&target(&a.t.target)?)?;
+    if a.until_done {
+        return run_until_done(server, profiles, &a, &pane);
+    }
     let mut tmux = Control::new(server.clone(), &pane);
     let mut o = opts(&a.gate);
     o.wait_busy = true;
@@ -165,4 +168,31 @@ pub fn not_ready(state: &State, reason: &str, timed_out: bool) -> Error {
         code: c,
         message: what,
     })
+}
+
+/// `wait --until-done`: the turn running now, to its end (done at once when
+/// none runs).
+fn run_until_done(server: &Server, profiles: &Profiles, a: &WaitArgs, pane: &str) -> Result<i32> {
+    let mut tmux = Control::new(server.clone(), pane);
+    let first = super::observe(&mut tmux, profiles, a.t.agent.as_deref(), pane)?;
+    let Some(agent) = first.identity.agent.clone() else {
+        return Err(super::refusal(
+            &first.verdict.state,
+            &first.verdict.reason(),
+            false,
+        ));
+    };
+    let done = super::secs(a.done_timeout);
+    let t = super::until_done(server, profiles, &agent, pane, done, false, None)?;
+    let code = super::turn_code(&t);
+    if a.json {
+        let mut v = serde_json::to_value(&t).unwrap_or_default();
+        v["pane"] = pane.into();
+        v["agent"] = agent.into();
+        v["exit_code"] = code.into();
+        super::out_json(&v)?;
+    } else {
+        out(&super::turn_line(pane, &t))?;
+    }
+    Ok(code)
 }

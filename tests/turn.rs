@@ -1,0 +1,68 @@
+//! `--until-done`: `send` waits for the turn its prompt started to end and
+//! reports how long it took; `wait --until-done` waits for the turn running now.
+mod common;
+use common::*;
+use std::time::{Duration, Instant};
+
+#[test]
+fn send_until_done_returns_when_the_turn_ends_and_reports_it() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (pane, transcript) = srv.fake("claude", &["--busy-ms", "2000"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    let t = Instant::now();
+    let o = srv.pg(&[
+        "send",
+        "-t",
+        &pane,
+        "--until-done",
+        "--json",
+        "a turn of 2 s",
+    ]);
+    let took = t.elapsed();
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(code(&o), 0, "{} {r}", stderr(&o));
+    assert_eq!(r["receipt"], "consumed");
+    assert_eq!(r["turn"]["done"], true, "{r}");
+    assert_eq!(r["turn"]["saw_busy"], true, "{r}");
+    let ms = r["turn"]["turn_ms"].as_u64().unwrap();
+    assert!((1500..6000).contains(&ms), "{r}");
+    assert!(took >= Duration::from_millis(1500), "{took:?}");
+    assert_eq!(srv.state(&pane), "ready");
+    assert_eq!(prompts(&transcript), vec!["a turn of 2 s"]);
+    // the plain form prints the receipt line, then the turn's
+    let o = srv.pg(&["send", "-t", &pane, "--until-done", "again"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("\tconsumed\t"), "{out}");
+    assert!(out.contains("\tdone\tthe turn ended after "), "{out}");
+}
+
+#[test]
+fn wait_until_done_waits_for_the_running_turn_or_its_timeout() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (pane, _) = srv.fake("codex", &["--busy-ms", "1500"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    // no turn running: done at once
+    let o = srv.pg(&["wait", "-t", &pane, "--until-done", "--json"]);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(code(&o), 0, "{r}");
+    assert_eq!(r["saw_busy"], false, "{r}");
+    srv.tmux(&["send-keys", "-t", &pane, "-l", "work"]);
+    srv.tmux(&["send-keys", "-t", &pane, "Enter"]);
+    srv.wait_state(&pane, "busy", 5.0);
+    let o = srv.pg(&["wait", "-t", &pane, "--until-done", "--json"]);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(code(&o), 0, "{r}");
+    assert_eq!(
+        (r["done"].as_bool(), r["saw_busy"].as_bool()),
+        (Some(true), Some(true)),
+        "{r}"
+    );
+    // a turn longer than --done-timeout: exit 20, with the hint
+    srv.tmux(&["send-keys", "-t", &pane, "-l", "more"]);
+    srv.tmux(&["send-keys", "-t", &pane, "Enter"]);
+    srv.wait_state(&pane, "busy", 5.0);
+    let o = srv.pg(&["wait", "-t", &pane, "--until-done", "--done-timeout", "0.3"]);
+    assert_eq!(code(&o), 20, "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("raise --done-timeout"));
+}
