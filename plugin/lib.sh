@@ -296,6 +296,19 @@ pg_result_msg() {
 	esac
 }
 
+# While a send to pane $2 waits, show on client $1 what it waits for, once a
+# second (from the second second on); the caller kills it when the send ends.
+pg_waiting() {
+	local client=$1 pane=$2 n=1 state
+	sleep 1
+	while :; do
+		state=$("$PG_BIN" state -t "$pane" 2>/dev/null | cut -f2,3 | tr '\t' ' ')
+		PG_display_ms=1500 pg_msg "$client" "promptgate - waiting ${n} s to send to $pane: ${state:-?}"
+		sleep 1
+		n=$((n + 1))
+	done
+}
+
 # Deliver file $2 to pane $1, report on client $3 (action $4, for the log).
 # With $5 = keep, a prompt that was not typed at all is kept in the paste
 # buffer promptgate-unsent (the newest buffer, so the paste key resends it).
@@ -303,9 +316,17 @@ pg_result_msg() {
 pg_deliver() {
 	local pane=$1 file=$2 client=$3 action=$4 keep=${5:-} errf json rc err msg receipt k
 	errf=$(mktemp "${TMPDIR:-/tmp}/promptgate-err.XXXXXX") || errf=/dev/null
+	# A send that waits (a busy agent, a dialog with --wait-dialog, another
+	# sender) says so on the client, once a second, until it ends.
+	local ticker=""
+	if [ -n "$client" ]; then
+		pg_waiting "$client" "$pane" &
+		ticker=$!
+	fi
 	# shellcheck disable=SC2086 # @promptgate-send-flags is a list of words
 	json=$("$PG_BIN" send -t "$pane" --json ${PG_send_flags:-} -f "$file" </dev/null 2>"$errf")
 	rc=$?
+	[ -z "$ticker" ] || kill "$ticker" 2>/dev/null
 	err=$(tail -n 1 "$errf" 2>/dev/null)
 	[ "$errf" = /dev/null ] || rm -f "$errf"
 	# send logs every attempt that got as far as a receipt; log the others here

@@ -1216,3 +1216,43 @@ fn a_kept_prompt_is_dropped_once_the_paste_key_has_delivered_it() {
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(prompts(&t), ["only once"]);
 }
+
+/// A send that waits (here through a busy agent, with `--wait-busy` in
+/// @promptgate-send-flags) says so on the client once a second, then reports.
+#[test]
+fn a_send_that_waits_says_so_while_it_waits() {
+    let s = server();
+    let (claude, t) = s.fake("claude", &["--busy-ms", "3500"]);
+    s.tmux(&[
+        "set-option",
+        "-g",
+        "@promptgate-send-flags",
+        "--wait-busy --timeout 30",
+    ]);
+    s.tmux(&["set-option", "-g", "@promptgate-target", &claude]);
+    load(&s);
+    let c = attach(&s);
+    s.wait_state(&claude, "ready", 15.0);
+    s.tmux(&["send-keys", "-t", &claude, "-l", "a long turn"]);
+    s.tmux(&["send-keys", "-t", &claude, "Enter"]);
+    s.wait_state(&claude, "busy", 10.0);
+    let n = messages(&s).len();
+    c.press(&["C-b", "A"]);
+    c.wait_screen("send prompt", &format!("promptgate → {claude} claude"));
+    c.type_text("after the turn");
+    c.press(&["Enter"]);
+    let m = wait_message(&s, "promptgate: ", n);
+    assert!(m.contains("consumed"), "{m}");
+    // the waiting lines (not `promptgate:` ones, which the helpers collect)
+    let log = s.tmux_out(&["show-messages"]);
+    assert!(
+        log.lines().any(|l| l.contains(&format!(
+            "promptgate - waiting 1 s to send to {claude}: claude busy"
+        ))),
+        "{log}"
+    );
+    assert_eq!(
+        wait_prompts(&t, 2),
+        vec!["a long turn".to_string(), "after the turn".to_string()]
+    );
+}
