@@ -1083,3 +1083,73 @@ fn gemini_quoted_dialogs_and_wrapped() {
         wrapped_run("gemini", 120, 40);
     }
 }
+
+/// `promptgate mcp` to real Claude Code, through rmcp's client: `list_agents`
+/// finds it, `send_prompt` lands once, byte-exact in Claude's own record, with
+/// exact proof in the receipt.
+fn through_mcp(name: &'static str) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut a = Agent::start(name, "ready", 120, 40, "");
+    a.wait_state("ready", 90.0);
+    let body = format!("through MCP to {name}: $HOME #{{pane_id}} %s;\nsecond line");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (agents, rec) = rt.block_on(async {
+        use rmcp::model::CallToolRequestParams;
+        use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+        use rmcp::ServiceExt;
+        let socket = a.socket.clone();
+        let log = a.tmp.path().join("deliveries.jsonl");
+        let cmd =
+            tokio::process::Command::new(env!("CARGO_BIN_EXE_promptgate")).configure(move |c| {
+                c.args(["-L", &socket, "mcp"])
+                    .env_remove("TMUX")
+                    .env_remove("TMUX_PANE")
+                    .env("PROMPTGATE_LOG", &log);
+            });
+        let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+        let call = |tool: &str, args: Value| {
+            CallToolRequestParams::new(tool.to_string())
+                .with_arguments(args.as_object().cloned().unwrap_or_default())
+        };
+        let l = client
+            .call_tool(call("list_agents", serde_json::json!({})))
+            .await
+            .unwrap();
+        let s = client
+            .call_tool(call(
+                "send_prompt",
+                serde_json::json!({"target": a.pane, "body": body, "timeout_secs": 60}),
+            ))
+            .await
+            .unwrap();
+        let _ = client.cancel().await;
+        (
+            l.structured_content.unwrap_or_default(),
+            s.structured_content.unwrap_or_default(),
+        )
+    });
+    assert!(
+        agents["agents"].as_array().is_some_and(|v| v
+            .iter()
+            .any(|x| x["pane"] == a.pane.as_str() && x["agent"] == name)),
+        "{name}: list_agents {agents}"
+    );
+    assert_eq!(rec["receipt"], "consumed", "{name}: {rec}");
+    assert_eq!(rec["via"], "mcp", "{name}: {rec}");
+    assert_eq!(rec["proof"]["match"], "exact", "{name}: {rec}");
+    let want = vec![expected(name, &body)];
+    let got = a.records_after_submit(1);
+    assert_records(&a, &got, &want, "a send through MCP");
+    a.stop();
+    println!(
+        "REPORT {name} {} through MCP: list_agents found it; send_prompt consumed, proof exact, once and byte-exact in its record",
+        a.version
+    );
+}
+
+#[test]
+fn claude_through_mcp() {
+    if enabled("claude_through_mcp") {
+        through_mcp("claude");
+    }
+}
