@@ -166,7 +166,24 @@ pub fn detect(p: &Profile, s: &Screen) -> Verdict {
         s,
         checks: Vec::new(),
     };
-    let (state, evidence, composer) = classify(&mut cx);
+    let (mut state, mut evidence, composer) = classify(&mut cx);
+    // The agent's own state, where it publishes one, vetoes `ready` (never a
+    // dialog or anything else the screen shows).
+    if let (Some(st), Some(def)) = (&s.agent_status, &p.def.status) {
+        let busy = def.busy.contains(st);
+        let waiting = def.waiting.contains(st);
+        let veto = state == State::Ready && (busy || waiting);
+        let rule = if waiting {
+            "status.waiting"
+        } else {
+            "status.busy"
+        };
+        cx.check(rule, veto, format!("{}={st}", def.field));
+        if veto {
+            state = State::Busy;
+            evidence = Evidence::new(rule, None, None, &format!("{}={st}", def.field));
+        }
+    }
     Verdict {
         agent: p.name().to_string(),
         state,

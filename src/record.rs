@@ -61,6 +61,60 @@ pub enum RecordFormat {
     JsonArray,
 }
 
+/// Where an agent publishes its own state (a profile's `[status]`): Claude
+/// Code's session registry, `~/.claude/sessions/<pid>.json`, `"status"`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StatusDef {
+    /// The file, as a record's `path`, plus `{pid}`: the agent's process id.
+    pub path: String,
+    /// The field that holds the state, dotted.
+    pub field: String,
+    /// Values that mean the agent is working (they veto `ready`).
+    #[serde(default)]
+    pub busy: Vec<String>,
+    /// Values that mean it waits for a person (they veto `ready` too).
+    #[serde(default)]
+    pub waiting: Vec<String>,
+}
+
+/// One agent's status file, found once per gate and read at every look.
+#[derive(Debug, Clone)]
+pub struct StatusFile {
+    pub path: PathBuf,
+    field: String,
+}
+
+/// The status file of the agent under `pane_pid`, where its profile names one
+/// and it exists (a local agent, a release that keeps one).
+pub fn status_file(profile: &Profile, pane_pid: Option<u32>) -> Option<StatusFile> {
+    let def = profile.def.status.as_ref()?;
+    if crate::tmux::is_remote() {
+        return None;
+    }
+    let agent = agent_process(profile, pane_pid?)?;
+    let env = environ(agent.pid)?;
+    let cwd = std::fs::read_link(format!("/proc/{}/cwd", agent.pid)).ok()?;
+    let path = expand(
+        &def.path.replace("{pid}", &agent.pid.to_string()),
+        &env,
+        &cwd,
+    )
+    .ok()?;
+    path.is_file().then(|| StatusFile {
+        path,
+        field: def.field.clone(),
+    })
+}
+
+impl StatusFile {
+    /// The status now (`None`: unreadable).
+    pub fn read(&self) -> Option<String> {
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&self.path).ok()?).ok()?;
+        field(&v, &self.field)?.as_str().map(str::to_string)
+    }
+}
+
 /// What the agent's own record says about one send (the receipt's `proof`).
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Proof {

@@ -36,6 +36,10 @@ pub struct Screen {
     /// Whether the app has bracketed paste (mode 2004) on right now: tmux 3.7's
     /// `#{bracket_paste_flag}`; `None` on older releases and in saved captures.
     pub bracketed_paste: Option<bool>,
+    /// The agent's own published state (`[status]`, e.g. Claude's session
+    /// registry), read with the screen; `None` where there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_status: Option<String>,
     /// The tmux server's release (`#{version}`); `None` for saved captures.
     pub tmux_version: Option<String>,
     /// Milliseconds since the Unix epoch when the read was taken (0 for saved captures).
@@ -78,6 +82,7 @@ impl Screen {
                 "taken_at_ms" => s.taken_at_ms = v.trim().parse().unwrap_or(0),
                 "quiet_ms" => s.quiet_ms = v.trim().parse().ok(),
                 "bracket_paste_flag" => s.bracketed_paste = Some(v.trim() == "1"),
+                "agent_status" => s.agent_status = Some(v.trim().to_string()),
                 _ => {}
             }
         }

@@ -176,3 +176,61 @@ fn without_a_readable_record_the_screen_judges_and_says_so() {
         "{r}"
     );
 }
+
+/// Claude's session registry (`~/.claude/sessions/<pid>.json`) as a second
+/// witness: a busy or waiting status vetoes a ready-looking screen, and the
+/// evidence names it; it never overrides a dialog on screen.
+#[test]
+fn the_agents_own_status_vetoes_ready_but_never_a_dialog() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (pane, home, transcript) = fake_with_home(&srv, "claude", &[]);
+    srv.wait_state(&pane, "ready", 10.0);
+    let dir = home.join(".claude/sessions");
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .expect("the fake keeps a session registry");
+    let set = |status: &str| {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        v["status"] = status.into();
+        std::fs::write(&file, v.to_string()).unwrap();
+    };
+    for status in ["busy", "waiting"] {
+        set(status);
+        let o = srv.pg(&["state", "-t", &pane, "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["state"], "busy", "{status}: {v}");
+        assert_eq!(v["evidence"]["rule"], format!("status.{status}"), "{v}");
+        let o = srv.pg(&["send", "-t", &pane, "refused while the agent says busy"]);
+        assert_eq!(code(&o), 22, "{status}: {}", stderr(&o));
+    }
+    set("idle");
+    srv.wait_state(&pane, "ready", 5.0);
+    let o = srv.pg(&["send", "-t", &pane, "--json", "now it lands"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(prompts(&transcript), vec!["now it lands"]);
+    // the fake itself says busy during its turn, idle after
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(s["status"] == "busy" || s["status"] == "idle", "{s}");
+
+    // a dialog on screen stays a dialog, whatever the registry says
+    let (dialog, dhome, _) = fake_with_home(&srv, "claude", &["--dialog", "trust"]);
+    srv.wait_state(&dialog, "dialog:trust", 10.0);
+    let f = std::fs::read_dir(dhome.join(".claude/sessions"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    for status in ["idle", "busy"] {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        v["status"] = status.into();
+        std::fs::write(&f, v.to_string()).unwrap();
+        assert_eq!(srv.state(&dialog), "dialog:trust", "{status}");
+    }
+}

@@ -158,8 +158,16 @@ pub fn observe_screen(
         _ => Vec::new(),
     };
     let identity = identify(profiles, agent, &screen, &procs)?;
+    let mut screen = screen;
     let verdict = match &identity.agent {
-        Some(name) => detect(profiles.get(name)?, &screen),
+        Some(name) => {
+            let p = profiles.get(name)?;
+            // the agent's own state, where it publishes one
+            if let Some(f) = crate::record::status_file(p, screen.pid) {
+                screen.agent_status = f.read();
+            }
+            detect(p, &screen)
+        }
         None => not_agent(&screen, &identity),
     };
     Ok(Observed {

@@ -61,11 +61,19 @@ pub fn gate_live(
     if let Some(l) = live.as_deref_mut() {
         l.begin(pane, &name, opts.timeout);
     }
+    // the agent's own state file, found once, read at every look
+    let status = crate::record::status_file(profile, first.screen.pid);
     let mut pending = Some(first.screen);
     let mut read = || {
         let s = match pending.take() {
             Some(s) => s,
-            None => tmux.read(pane)?,
+            None => {
+                let mut s = tmux.read(pane)?;
+                if let Some(f) = &status {
+                    s.agent_status = f.read();
+                }
+                s
+            }
         };
         if let Some(l) = live.as_deref_mut() {
             l.tick(|| detect(profile, &s).state);

@@ -206,6 +206,7 @@ pub fn run(args: &FakeAgentArgs) -> anyhow::Result<()> {
     let mut log = log::Log::open(args.transcript.as_deref())?;
     if args.records {
         records::init(args.like)?;
+        records::status(args.like, "idle")?;
     }
     term::install_handlers();
     let raw = term::RawMode::enter();
@@ -663,10 +664,22 @@ impl App {
 
     fn go_busy(&mut self, now: Instant) {
         self.busy = Some((now, now + Duration::from_millis(self.args.busy_ms)));
+        self.publish("busy");
+    }
+
+    /// `--records`: the agent's own published state, where the real one keeps it.
+    fn publish(&mut self, state: &str) {
+        if self.args.records {
+            if let Err(e) = records::status(self.like, state) {
+                self.log
+                    .rec("status-failed", &[("error", e.to_string().into())]);
+            }
+        }
     }
 
     fn end_busy(&mut self, now: Instant) {
         self.busy = None;
+        self.publish("idle");
         self.history.push(Entry::Reply(format!(
             "Fake reply to prompt {} (promptgate fake-agent).",
             self.prompts
@@ -686,6 +699,7 @@ impl App {
     /// Esc or Ctrl-C while busy: the turn ends; queued messages go back into the composer.
     fn interrupt(&mut self) {
         self.busy = None;
+        self.publish("idle");
         self.history.push(Entry::Interrupted);
         self.log.rec("interrupt", &[]);
         if !self.queue.is_empty() {

@@ -43,6 +43,27 @@ pub fn init(like: Like) -> std::io::Result<()> {
     })
 }
 
+/// Claude Code's session registry, `~/.claude/sessions/<pid>.json`: its state
+/// (`idle`, `busy`) as the real one keeps it (other agents keep none).
+pub fn status(like: Like, state: &str) -> std::io::Result<()> {
+    if like != Like::Claude {
+        return Ok(());
+    }
+    let dir = env_dir("CLAUDE_CONFIG_DIR", home().join(".claude")).join("sessions");
+    std::fs::create_dir_all(&dir)?;
+    let pid = std::process::id();
+    let v = json!({
+        "pid": pid,
+        "sessionId": format!("fake-{pid}"),
+        "cwd": std::env::current_dir().unwrap_or_default(),
+        "status": state,
+        "statusUpdatedAt": super::log::now_ms(),
+    });
+    let tmp = dir.join(format!(".{pid}.json.tmp"));
+    std::fs::write(&tmp, v.to_string())?;
+    std::fs::rename(tmp, dir.join(format!("{pid}.json")))
+}
+
 /// Record `text` as the real agent `like` would.
 pub fn append(like: Like, text: &str) -> std::io::Result<()> {
     let cwd = std::env::current_dir().unwrap_or_default();

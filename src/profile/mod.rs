@@ -49,6 +49,9 @@ pub struct ProfileDef {
     /// Where the agent records each prompt it receives (proof of receipt).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record: Option<crate::record::RecordDef>,
+    /// Where the agent publishes its own state (a second witness to the screen).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<crate::record::StatusDef>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
