@@ -393,6 +393,10 @@ impl Srv {
     fn fake(&self, bin: &Path, transcript: &Path, args: &[String]) -> Option<String> {
         let b = bin.display().to_string();
         let t = transcript.display().to_string();
+        // a HOME of its own, where it keeps its record as the real agent does
+        // (promptgate's receipts then carry proof from it; nothing of the user's)
+        let home = transcript.with_extension("home");
+        let h = format!("HOME={}", home.display());
         let mut argv: Vec<&str> = vec![
             "new-window",
             "-d",
@@ -401,8 +405,11 @@ impl Srv {
             "#{pane_id}",
             "-t",
             "=bench:",
+            "env",
+            &h,
             &b,
             "fake-agent",
+            "--records",
             "--transcript",
             &t,
         ];
