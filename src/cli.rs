@@ -87,6 +87,11 @@ pub enum Command {
     Watch(crate::cmd::watch::WatchArgs),
     /// A Model Context Protocol server (stdio) with the gate inside, for agents that drive agents
     Mcp(McpArgs),
+    /// Install, remove or show promptgate's agent hooks (proof of receipt, turn ends)
+    Hooks(HooksArgs),
+    /// What an installed hook runs: record one agent event for its pane
+    #[command(hide = true)]
+    HookEvent(HookEventArgs),
     /// A simulated agent to try promptgate on: run it in a tmux pane (see README, "Try it by hand")
     FakeAgent(crate::fake_agent::FakeAgentArgs),
 }
@@ -306,6 +311,25 @@ pub struct SendArgs {
     pub json: bool,
     #[command(flatten)]
     pub body: BodyArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct HooksArgs {
+    /// install, uninstall or status
+    #[arg(value_parser = ["install", "uninstall", "status"])]
+    pub action: String,
+    /// claude, codex or gemini (status: all three when left out)
+    #[arg(value_parser = ["claude", "codex", "gemini"])]
+    pub agent: Option<String>,
+    /// The settings file to change (default: the agent's own, under its HOME)
+    #[arg(long, value_name = "FILE")]
+    pub settings: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct HookEventArgs {
+    pub agent: String,
+    pub event: String,
 }
 
 #[derive(Args, Debug, Clone)]

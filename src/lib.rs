@@ -10,6 +10,7 @@ pub mod detect;
 pub mod error;
 pub mod fake_agent;
 pub mod gate;
+pub mod hooks;
 pub mod identify;
 pub mod interrupt;
 pub mod lock;

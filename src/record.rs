@@ -158,6 +158,46 @@ impl Proof {
     }
 }
 
+/// The pane's hook events (`promptgate hooks install`), marked before typing.
+#[derive(Debug, Clone)]
+pub struct HookMark {
+    path: PathBuf,
+    since: u64,
+}
+
+impl HookMark {
+    pub fn new(server_key: &str, pane: &str) -> HookMark {
+        let path = crate::hooks::event_file(server_key, pane);
+        let since = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        HookMark { path, since }
+    }
+
+    /// A prompt event since the mark whose prompt is the body: proof.
+    pub fn prove(&self, def: Option<&RecordDef>, body: &str) -> Option<Proof> {
+        let events = crate::hooks::events_since(&self.path, self.since);
+        let same = |p: &str| match def {
+            Some(d) => normalise(d, p) == normalise(d, body),
+            None => p == body,
+        };
+        events
+            .iter()
+            .filter(|e| crate::hooks::is_prompt_event(e))
+            .filter_map(|e| e["prompt"].as_str())
+            .any(same)
+            .then(|| Proof {
+                source: "hook",
+                path: Some(self.path.display().to_string()),
+                matched: "exact",
+                sha256: sha256_hex(body.as_bytes()),
+                why: None,
+                first_difference: None,
+                body_len: None,
+                record_len: None,
+                waited_ms: Some(0),
+            })
+    }
+}
+
 /// The agent's record, marked before typing.
 #[derive(Debug, Clone)]
 pub struct Mark {

@@ -6,6 +6,7 @@ mod demo;
 mod detect;
 mod docs;
 mod explain;
+mod hooks;
 pub mod live;
 mod mcp;
 mod plan;
@@ -53,6 +54,11 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Status(a) => status::run(&server, &profiles()?, a),
         Command::Watch(a) => watch::run(&server, &profiles()?, a),
         Command::Mcp(a) => mcp::run(&server, profiles()?, a),
+        Command::Hooks(a) => hooks::run(a),
+        Command::HookEvent(a) => {
+            crate::hooks::record_event(&a.agent, &a.event);
+            Ok(0)
+        }
         Command::Completions(a) => docs::completions(a),
         Command::Man(a) => docs::man(a),
         Command::FakeAgent(a) => fake_agent(a),

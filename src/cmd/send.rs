@@ -336,6 +336,7 @@ pub fn deliver_to(
     let force = forced(a);
     // the agent's own record, marked before anything is typed (proof of receipt)
     let mark = crate::record::mark(profile, pane_pid);
+    let hook_mark = crate::record::HookMark::new(&server_key, &pane);
     // time spent gating (every gate, if it gated again), not delivering
     let mut gate_time = Duration::ZERO;
     // Gate, then deliver; when the pane changed after the gate's last look and
@@ -435,7 +436,7 @@ pub fn deliver_to(
     };
     let (code, err) = match run {
         Ok((typed, mut j, resubmits, verify_ms)) => {
-            let proof = prove(&mark, &pl, &mut j);
+            let proof = prove(&mark, &hook_mark, profile, &pl, &mut j);
             rec["proof"] = serde_json::to_value(&proof).unwrap_or_default();
             rec["receipt"] = j.receipt.to_string().into();
             rec["evidence"] = serde_json::to_value(&j.evidence).unwrap_or_default();
@@ -465,18 +466,25 @@ pub fn deliver_to(
 /// `unknown` one whose record holds the body is `consumed`.
 fn prove(
     mark: &std::result::Result<crate::record::Mark, String>,
+    hooks: &crate::record::HookMark,
+    profile: &Profile,
     pl: &Plan,
     j: &mut crate::verify::Judgement,
 ) -> crate::record::Proof {
     let body: String = pl.body_chunks().iter().map(|c| c.text.as_str()).collect();
-    let m = match mark {
-        Ok(m) if matches!(j.receipt, Receipt::Consumed | Receipt::Unknown) => m,
-        Ok(_) => {
-            return crate::record::Proof::screen(&body, &format!("the receipt is {}", j.receipt))
-        }
-        Err(why) => return crate::record::Proof::screen(&body, why),
+    if !matches!(j.receipt, Receipt::Consumed | Receipt::Unknown) {
+        return crate::record::Proof::screen(&body, &format!("the receipt is {}", j.receipt));
+    }
+    let mut proof = match mark {
+        Ok(m) => m.prove(&body),
+        Err(why) => crate::record::Proof::screen(&body, why),
     };
-    let proof = m.prove(&body);
+    // a hook's prompt event (`promptgate hooks install`) proves what no record did
+    if proof.matched != "exact" && proof.matched != "differs" {
+        if let Some(h) = hooks.prove(profile.def.record.as_ref(), &body) {
+            proof = h;
+        }
+    }
     let rule = |r: &str| crate::detect::Evidence {
         rule: r.into(),
         row: None,

@@ -654,6 +654,11 @@ impl App {
             ],
         );
         if self.args.records {
+            records::fire_hooks(
+                self.like,
+                "UserPromptSubmit",
+                serde_json::json!({"session_id": format!("fake-{}", std::process::id()), "prompt": text}),
+            );
             if let Err(e) = records::append(self.like, &text) {
                 self.log
                     .rec("record-failed", &[("error", e.to_string().into())]);
@@ -680,6 +685,9 @@ impl App {
     fn end_busy(&mut self, now: Instant) {
         self.busy = None;
         self.publish("idle");
+        if self.args.records {
+            records::fire_hooks(self.like, "Stop", serde_json::json!({}));
+        }
         self.history.push(Entry::Reply(format!(
             "Fake reply to prompt {} (promptgate fake-agent).",
             self.prompts

@@ -64,6 +64,48 @@ pub fn status(like: Like, state: &str) -> std::io::Result<()> {
     std::fs::rename(tmp, dir.join(format!("{pid}.json")))
 }
 
+/// Run the hooks the agent's settings name for `event` (as the real agent does:
+/// each command through `sh -c`, the event's JSON on stdin), if any.
+pub fn fire_hooks(like: Like, event: &str, payload: serde_json::Value) {
+    let file = match like {
+        Like::Claude => env_dir("CLAUDE_CONFIG_DIR", home().join(".claude")).join("settings.json"),
+        Like::Codex => env_dir("CODEX_HOME", home().join(".codex")).join("hooks.json"),
+        Like::Gemini => home().join(".gemini").join("settings.json"),
+    };
+    let event = match (like, event) {
+        (Like::Gemini, "UserPromptSubmit") => "BeforeAgent",
+        (Like::Gemini, "Stop") => "AfterAgent",
+        (_, e) => e,
+    };
+    let Ok(raw) = std::fs::read(&file) else {
+        return;
+    };
+    let Ok(v) = serde_json::from_slice::<Value>(&raw) else {
+        return;
+    };
+    let mut input = payload;
+    input["hook_event_name"] = event.into();
+    for entry in v["hooks"][event].as_array().into_iter().flatten() {
+        for h in entry["hooks"].as_array().into_iter().flatten() {
+            let Some(cmd) = h["command"].as_str() else {
+                continue;
+            };
+            let child = std::process::Command::new("sh")
+                .args(["-c", cmd])
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn();
+            if let Ok(mut c) = child {
+                if let Some(mut i) = c.stdin.take() {
+                    let _ = i.write_all(input.to_string().as_bytes());
+                }
+                let _ = c.wait();
+            }
+        }
+    }
+}
+
 /// Record `text` as the real agent `like` would.
 pub fn append(like: Like, text: &str) -> std::io::Result<()> {
     let cwd = std::env::current_dir().unwrap_or_default();
