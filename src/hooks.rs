@@ -92,7 +92,10 @@ fn stamp_path(file: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-fn read_settings(file: &Path) -> Result<(Option<Vec<u8>>, Map<String, Value>)> {
+/// A settings file's bytes (`None`: no file) and its top-level object.
+type Settings = (Option<Vec<u8>>, Map<String, Value>);
+
+fn read_settings(file: &Path) -> Result<Settings> {
     let raw = match std::fs::read(file) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((None, Map::new())),
