@@ -1159,3 +1159,49 @@ fn claude_through_mcp() {
         through_mcp("claude");
     }
 }
+
+/// `promptgate hooks install claude` into real Claude Code's settings, a send
+/// with the hooks in place, then `hooks uninstall`: the settings file is byte
+/// for byte what it was, and the send landed once.
+fn hooks_round_trip(name: &'static str) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut a = Agent::start(name, "ready", 120, 40, "");
+    a.wait_state("ready", 90.0);
+    let settings = PathBuf::from(&a.home).join(".claude/settings.json");
+    let before = std::fs::read(&settings).ok();
+    let hooks = |action: &str| {
+        Command::new(env!("CARGO_BIN_EXE_promptgate"))
+            .args(["hooks", action, name])
+            .env("HOME", &a.home)
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .output()
+            .unwrap()
+    };
+    let o = hooks("install");
+    assert_eq!(code(&o), 0, "{name}: {}", text(&o.stderr));
+    let body = format!("with promptgate's hooks installed in {name}");
+    let (r, _) = send(&a, &body, &["--timeout", "60"]);
+    let want = vec![expected(name, &body)];
+    let got = a.records_after_submit(1);
+    assert_records(&a, &got, &want, "a send with the hooks installed");
+    let o = hooks("uninstall");
+    assert_eq!(code(&o), 0, "{name}: {}", text(&o.stderr));
+    assert_eq!(
+        std::fs::read(&settings).ok(),
+        before,
+        "{name}: the settings file is not as it was"
+    );
+    a.stop();
+    println!(
+        "REPORT {name} {} hooks: installed, a send landed once (proof from {}), uninstalled: settings byte-identical",
+        a.version,
+        r["proof"]["source"].as_str().unwrap_or("?")
+    );
+}
+
+#[test]
+fn claude_hooks_install_and_uninstall_leave_settings_byte_identical() {
+    if enabled("claude_hooks_install_and_uninstall_leave_settings_byte_identical") {
+        hooks_round_trip("claude");
+    }
+}
