@@ -1169,10 +1169,11 @@ fn hooks_round_trip(name: &'static str) {
     a.wait_state("ready", 90.0);
     let settings = PathBuf::from(&a.home).join(".claude/settings.json");
     let before = std::fs::read(&settings).ok();
+    let home = a.home.clone();
     let hooks = |action: &str| {
         Command::new(env!("CARGO_BIN_EXE_promptgate"))
             .args(["hooks", action, name])
-            .env("HOME", &a.home)
+            .env("HOME", &home)
             .env_remove("CLAUDE_CONFIG_DIR")
             .output()
             .unwrap()
