@@ -791,8 +791,14 @@ cmd_capture() {
 	[[ $name =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] || usage_die "bad fixture name '$name'"
 	[[ $note != *$'\t'* && $note != *$'\n'* ]] || usage_die "the note must be one line without tabs"
 	local ver dir base pg pw ph row
-	ver=$(agent_version "$agent")
 	find_target "$agent"
+	# the release that runs in the pane (its run's info), not the default of this shell's environment
+	local run
+	ver=""
+	if run=$(run_dir_of "$SOCK") && [[ -f $run/info ]]; then
+		ver=$(info_get "$run/info" version)
+	fi
+	[[ -n $ver ]] || ver=$(agent_version "$agent")
 	read -r pw ph < <(tm "$SOCK" display-message -p -t "$PANE_ID" '#{pane_width} #{pane_height}')
 	[[ $pw == "$width" && $ph == "$height" ]] || die "pane $PANE_ID is ${pw}x${ph}, not ${width}x${height}"
 	dir=$FIXTURES/$agent
