@@ -83,7 +83,8 @@
 # TERM_PROGRAM, TERM_PROGRAM_VERSION, and
 #   claude  DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1
 #           ANTHROPIC_API_KEY=sk-ant-fake-key-for-offline-test CLAUDE_CODE_MAX_RETRIES=0
-#   codex   CODEX_HOME=<home>/.codex OPENAI_API_KEY=sk-fake-offline-test, run with --no-daemon
+#   codex   CODEX_HOME=<home>/.codex OPENAI_API_KEY=sk-fake-offline-test, run with --no-daemon (when its
+#           --help lists it: older releases have no daemon and refuse the flag)
 #   gemini  GEMINI_API_KEY=fake-offline-test-key GEMINI_TELEMETRY_ENABLED=false METADATA_SERVER_DETECTION=none
 #           and settings.json general.maxAttempts=1 + general.retryFetchErrors=false so an offline submit
 #           fails fast (GEMINI_FAST_FAIL=0 leaves them out: then it retries for minutes)
@@ -512,7 +513,11 @@ cmd_start() {
 		;;
 	codex)
 		envs+=(CODEX_HOME="$home/.codex" OPENAI_API_KEY="$CODEX_KEY")
-		args+=(--no-daemon)
+		# --no-daemon exists only in newer releases (0.153 refuses it: "unexpected argument")
+		if env -i HOME="$home" CODEX_HOME="$home/.codex" PATH="$AGENT_PATH" "$bin" --help 2>/dev/null |
+			grep -q -- '--no-daemon'; then
+			args+=(--no-daemon)
+		fi
 		;;
 	gemini)
 		envs+=(GEMINI_API_KEY="$GEMINI_KEY" GEMINI_TELEMETRY_ENABLED=false METADATA_SERVER_DETECTION=none)
