@@ -8,7 +8,13 @@
 #       npm-installs the pinned versions into $ROOT/.cache/real-agents/<agent>-<version>/ (reused when the
 #       installed package.json has the wanted version). Prints one line per agent on stdout:
 #           <agent> <version> <absolute path of the binary>
-#       Versions: CLAUDE_VERSION (default 2.1.197), CODEX_VERSION (0.171.0), GEMINI_VERSION (0.61.0).
+#       Versions: from the table scripts/real-agents.versions (VERSIONS_FILE), the column
+#       PROMPTGATE_REAL_RELEASE=newest (default) or previous (about three months older); CLAUDE_VERSION,
+#       CODEX_VERSION, GEMINI_VERSION override one agent.
+#
+#   versions
+#       The releases this shell would use: `<agent> <release>` per agent (after the overrides above),
+#       then the whole table as `table <agent> <role> <release>`.
 #
 #   start AGENT MODE WIDTH HEIGHT
 #       AGENT: claude | codex | gemini.   MODE: ready | fresh   (claude also: fresh-apikey)
@@ -72,10 +78,14 @@
 #   help      this text
 #
 # Dialogs (fresh modes), as observed with these versions:
-#   claude fresh: theme menu (Enter), security notes (Enter), trust (Enter). fresh-apikey: trust (Enter),
-#     API key whose default is "No": Up, then Enter.
+#   claude fresh: theme menu (Enter), security notes (Enter), trust (Enter; 2.1.259 and 2.1.332 select
+#     "No, exit" first: Down, then Enter). fresh-apikey: trust (the same), API key whose default is "No":
+#     Up, then Enter.
 #   codex fresh: welcome menu: Down, Down, Enter; "Sign in another way": Enter; API key box (pre-filled):
 #     Enter; trust: Enter. Leave >= 1.2 s between these Enters (a quicker one is ignored).
+#     0.153.4: the welcome menu's third choice is "Provide your own API key" (Down, Down, Enter opens
+#     the key box at once: no "Sign in another way"), and trust asks "Do you trust the contents of this
+#     directory?" with "1. Yes, continue" selected (Enter).
 #   gemini fresh: trust (Enter), the CLI restarts (~2 s), auth method "Use Gemini API Key" (Enter),
 #     key box (pre-filled, Enter).
 #
@@ -107,9 +117,27 @@ FIXTURES=${FIXTURES:-$ROOT/fixtures}
 SOCKET_PREFIX='pg-real-'
 TMUX_SOCKDIR=${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)
 
-CLAUDE_VERSION=${CLAUDE_VERSION:-2.1.197}
-CODEX_VERSION=${CODEX_VERSION:-0.171.0}
-GEMINI_VERSION=${GEMINI_VERSION:-0.61.0}
+VERSIONS_FILE=${VERSIONS_FILE:-$ROOT/scripts/real-agents.versions}
+RELEASE=${PROMPTGATE_REAL_RELEASE:-newest}
+
+# table_version AGENT ROLE: the release of that row of the versions table
+table_version() {
+	[[ -f $VERSIONS_FILE ]] || {
+		echo "real-agents: error: no versions table $VERSIONS_FILE" >&2
+		exit 1
+	}
+	local v
+	v=$(awk -v a="$1" -v r="$2" '$1 !~ /^#/ && $1 == a && $2 == r { print $3; exit }' "$VERSIONS_FILE")
+	[[ -n $v ]] || {
+		echo "real-agents: error: $VERSIONS_FILE has no '$1 $2' row (PROMPTGATE_REAL_RELEASE=$2)" >&2
+		exit 2
+	}
+	echo "$v"
+}
+
+CLAUDE_VERSION=${CLAUDE_VERSION:-$(table_version claude "$RELEASE")}
+CODEX_VERSION=${CODEX_VERSION:-$(table_version codex "$RELEASE")}
+GEMINI_VERSION=${GEMINI_VERSION:-$(table_version gemini "$RELEASE")}
 
 CLAUDE_KEY=sk-ant-fake-key-for-offline-test
 CODEX_KEY=sk-fake-offline-test
@@ -788,6 +816,12 @@ capture_with_tmux() {
 	printf '%s\n' "$meta" >"$base.meta"
 }
 
+cmd_versions() {
+	local a
+	for a in claude codex gemini; do echo "$a $(agent_version "$a")"; done
+	awk '$1 !~ /^#/ && NF >= 3 { print "table", $1, $2, $3 }' "$VERSIONS_FILE"
+}
+
 cmd_capture() {
 	[[ $# -eq 5 || $# -eq 6 ]] || usage_die "usage: capture AGENT STATE WIDTH HEIGHT NAME [NOTE]"
 	local agent=$1 state=$2 width=$3 height=$4 name=$5 note=${6:-${NOTE:-}}
@@ -852,6 +886,7 @@ main() {
 	stop) cmd_stop "$@" ;;
 	record) cmd_record "$@" ;;
 	capture) cmd_capture "$@" ;;
+	versions) cmd_versions "$@" ;;
 	list) cmd_list "$@" ;;
 	clean) cmd_clean "$@" ;;
 	help | -h | --help) usage ;;
