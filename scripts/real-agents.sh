@@ -48,7 +48,8 @@
 #         claude  RECORD_PATH = ~/.claude/projects/<project path, every non-alphanumeric -> '-'>/ (a dir, a
 #                 *.jsonl glob or one file). Lines {"type":"user","message":{"role":"user","content":...}}
 #                 with content a string, or an array whose "text" parts are concatenated; tool results and
-#                 isMeta entries are skipped. Files are read oldest first.
+#                 isMeta entries are skipped. Files are read oldest first. A pasted text that 2.1.332 stores
+#                 wrapped in `<pasted_content id="X">` ... `</pasted_content id="X">` is printed as pasted.
 #         codex   $CODEX_HOME/history.jsonl: lines {"session_id","ts","text"}; prints "text". CAUTION: codex also
 #                 appends composer text cleared with Ctrl-C there (so Up can recall it), so it is not only what
 #                 was submitted. RECORD_PATH = $CODEX_HOME/sessions (start prints it as record_sessions=) or one
@@ -725,15 +726,19 @@ function claudeFiles(p) {
   return files.map((f) => [fs.statSync(f).mtimeMs, f]).sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : 1)).map((x) => x[1]);
 }
 if (agent === "claude") {
+  // 2.1.332 stores a pasted text wrapped: "\n\n<pasted_content id=\"X\">\n" + text + "\n</pasted_content id=\"X\">\n"
+  // (after any typed text before it); print the text as pasted
+  const unwrap = (s) => s.replace(/(?:\n\n)?<pasted_content id="([^"]*)">\n([\s\S]*?)\n<\/pasted_content id="\1">\n?/g, (m, id, body) => body);
+  const claudeOut = (s) => out(unwrap(s));
   for (const f of claudeFiles(rec)) {
     for (const e of lines(f)) {
       if (e.type !== "user" || e.isMeta || !e.message || e.message.role !== "user") continue;
       const c = e.message.content;
-      if (typeof c === "string") { out(c); continue; }
+      if (typeof c === "string") { claudeOut(c); continue; }
       if (!Array.isArray(c)) continue;
       const texts = c.filter((p) => p && p.type === "text" && typeof p.text === "string");
       if (texts.length === 0) continue; // tool results and the like
-      out(texts.map((p) => p.text).join(""));
+      claudeOut(texts.map((p) => p.text).join(""));
     }
   }
 } else if (agent === "codex") {
