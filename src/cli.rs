@@ -55,6 +55,8 @@ pub enum Command {
     Status(crate::cmd::status::StatusArgs),
     /// The tmux plugin's watcher: status segment and busy -> ready notices (one per server)
     Watch(crate::cmd::watch::WatchArgs),
+    /// Check tmux and each agent pane: releases against the tested ones, state with evidence
+    Doctor(crate::cmd::doctor::DoctorArgs),
     /// A simulated agent for tests and the demo
     #[command(hide = true)]
     FakeAgent(crate::fake_agent::FakeAgentArgs),

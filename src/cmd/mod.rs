@@ -4,6 +4,7 @@
 mod capture;
 mod demo;
 mod detect;
+pub mod doctor;
 mod explain;
 mod plan;
 mod profiles;
@@ -48,6 +49,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Demo(a) => demo::run(a),
         Command::Status(a) => status::run(&server, &profiles()?, a),
         Command::Watch(a) => watch::run(&server, &profiles()?, a),
+        Command::Doctor(a) => doctor::run(&server, &profiles()?, a),
         Command::FakeAgent(a) => fake_agent(a),
     }
 }
