@@ -41,7 +41,18 @@ fn start(dir: &Path, version: &str, tag: &str) -> Server {
     .unwrap();
     let sock = format!("promptgate-doctor-{}-{tag}", std::process::id());
     let st = Command::new("tmux")
-        .args(["-L", &sock, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40"])
+        .args([
+            "-L",
+            &sock,
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "120",
+            "-y",
+            "40",
+        ])
         .arg(format!("/bin/sh {}", launcher.display()))
         .env_remove("TMUX")
         .status()
@@ -104,7 +115,10 @@ fn a_checked_release_exits_0() {
     let d = tempfile::tempdir().unwrap();
     let srv = start(d.path(), "0.171.0", "ok");
     let out = wait_ready(&srv.0);
-    assert!(out.contains("codex 0.171.0 (from ") && out.contains(": checked"), "{out}");
+    assert!(
+        out.contains("codex 0.171.0 (from ") && out.contains(": checked"),
+        "{out}"
+    );
     let o = doctor(&srv.0, &[]);
     assert_eq!(
         o.status.code(),

@@ -63,7 +63,10 @@ fn codex_busy_row_cut_or_wrapped_is_busy() {
         "• Working (12s • esc to",
     );
     starts(&state("codex", &wrapped, &idle), "busy ");
-    let cut = txt.replace("• Working (0s • esc to interrupt)", "• Working (12s • esc …");
+    let cut = txt.replace(
+        "• Working (0s • esc to interrupt)",
+        "• Working (12s • esc …",
+    );
     starts(&state("codex", &cut, &idle), "busy ");
     // the title spinner alone
     let none = txt.replace("• Working (0s • esc to interrupt)", "");

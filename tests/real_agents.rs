@@ -531,19 +531,19 @@ impl Step {
 }
 
 /// Claude 2.1.259 and 2.1.332 select "No, exit" first in the trust dialog (2.1.197: "Yes").
-const CLAUDE_TRUST: Step = step(
-    "trust",
-    "trust",
-    &["Yes, I trust this folder"],
-    &["Enter"],
-)
-.alt("❯ No, exit", &["Down", "Enter"]);
+const CLAUDE_TRUST: Step = step("trust", "trust", &["Yes, I trust this folder"], &["Enter"])
+    .alt("❯ No, exit", &["Down", "Enter"]);
 
 /// The first-run dialogs and the keys that answer them (scripts/real-agents.sh help).
 fn dialogs(agent: &str, mode: &str) -> Vec<Step> {
     match (agent, mode) {
         ("claude", "fresh") => vec![
-            step("onboarding", "theme", &["Choose the text style"], &["Enter"]),
+            step(
+                "onboarding",
+                "theme",
+                &["Choose the text style"],
+                &["Enter"],
+            ),
             step(
                 "onboarding",
                 "security notes",
@@ -567,7 +567,10 @@ fn dialogs(agent: &str, mode: &str) -> Vec<Step> {
             step(
                 "onboarding",
                 "sign-in menu",
-                &["Choose how you want to use Codex", "Provide your own API key"],
+                &[
+                    "Choose how you want to use Codex",
+                    "Provide your own API key",
+                ],
                 &["Down", "Down", "Enter"],
             ),
             // not in 0.153.4: its third choice opens the key box at once
@@ -578,7 +581,12 @@ fn dialogs(agent: &str, mode: &str) -> Vec<Step> {
                 &["Enter"],
             )
             .optional(),
-            step("api-key", "API key box", &["Press enter to save"], &["Enter"]),
+            step(
+                "api-key",
+                "API key box",
+                &["Press enter to save"],
+                &["Enter"],
+            ),
             step(
                 "trust",
                 "trust",

@@ -58,11 +58,20 @@ pub fn standing(checked: &[String], version: Option<&str>) -> Checked {
     if checked.is_empty() {
         return Checked::Unknown;
     }
-    if checked.iter().any(|c| compare_releases(c, v) == Ordering::Equal) {
+    if checked
+        .iter()
+        .any(|c| compare_releases(c, v) == Ordering::Equal)
+    {
         return Checked::Checked;
     }
-    let newest = checked.iter().max_by(|a, b| compare_releases(a, b)).unwrap();
-    let oldest = checked.iter().min_by(|a, b| compare_releases(a, b)).unwrap();
+    let newest = checked
+        .iter()
+        .max_by(|a, b| compare_releases(a, b))
+        .unwrap();
+    let oldest = checked
+        .iter()
+        .min_by(|a, b| compare_releases(a, b))
+        .unwrap();
     if compare_releases(v, newest) == Ordering::Greater {
         Checked::Newer
     } else if compare_releases(v, oldest) == Ordering::Less {
@@ -142,7 +151,10 @@ pub fn run(server: &Server, profiles: &Profiles, a: DoctorArgs) -> Result<i32> {
                 }
                 Checked::Unknown => format!("profile checked against {checked}"),
             };
-            out(&format!("{}\t{agent} {release_words}: {standing_words}", o.pane))?;
+            out(&format!(
+                "{}\t{agent} {release_words}: {standing_words}",
+                o.pane
+            ))?;
             out(&format!("\tstate: {}  ({})", v.state, v.reason()))?;
             for c in v.checks.iter().filter(|c| c.fired) {
                 out(&format!("\t  FIRED {:<40} {}", c.rule, c.detail))?;

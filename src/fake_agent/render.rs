@@ -838,9 +838,9 @@ fn gemini(v: &View) -> Out {
             Entry::Echo(t) => prefixed(&mut rows, " > ", "   ", t, w),
             Entry::Reply(t) => rows.push(format!("✦ {t}")),
             Entry::Interrupted => rows.push("ℹ Request cancelled.".into()),
-            Entry::Failed => rows.push(
-                "✕ [API Error: fetch failed (promptgate fake-agent --fail-turns)]".into(),
-            ),
+            Entry::Failed => {
+                rows.push("✕ [API Error: fetch failed (promptgate fake-agent --fail-turns)]".into())
+            }
         }
         rows.push(String::new());
     }

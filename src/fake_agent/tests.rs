@@ -173,7 +173,10 @@ fn after_a_failed_turn_the_box_is_ready_and_a_typed_draft_is_a_draft() {
             }
             c.composer.push_str("typed after the error");
             c.expect("draft", "typed after a failed turn");
-            assert!(c.frame().styles.is_empty(), "{like:?}: typed text is not dim");
+            assert!(
+                c.frame().styles.is_empty(),
+                "{like:?}: typed text is not dim"
+            );
         }
     }
 }
