@@ -621,11 +621,13 @@ fn dialogs(agent: &str, mode: &str) -> Vec<Step> {
     }
 }
 
-/// The screen without rows that change by themselves (claude's focus-events notice).
+/// The screen without rows that change by themselves (claude's focus-events
+/// notice; codex 0.153's animated welcome art: NBSP-padded rows without a letter).
 fn still(screen: &str) -> String {
     screen
         .lines()
         .filter(|l| !l.contains("focus-events"))
+        .filter(|l| !(l.contains('\u{a0}') && !l.chars().any(char::is_alphabetic)))
         .collect::<Vec<_>>()
         .join("\n")
 }
