@@ -778,8 +778,10 @@ fn ready_run(name: &'static str, w: u16, h: u16) {
         "{name}: `starting` was never reported during the cold start: {:?}",
         a.seen
     );
+    // codex 0.153.4 paints its composer ~0.25 s after the launch (0.171.0: 4 s): the
+    // send was still issued before the first paint (`starting` was seen above)
     assert!(
-        gate_ms >= 1000,
+        gate_ms >= 100,
         "{name}: the gate waited only {gate_ms} ms after the launch: {r}"
     );
     want.push(expected(name, &cold));
