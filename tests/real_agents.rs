@@ -718,7 +718,7 @@ fn first_run(name: &'static str, mode: &'static str, w: u16, h: u16) {
         "REPORT {name} {} {w}x{h} first-run({mode}): dialogs {}; states {seen}; refused {refused}/{} sends into dialogs (exit 21, screen unchanged); then delivered ({}), record holds only it; {:.1} s",
         a.version,
         shown.join(", "),
-        steps.len(),
+        shown.len(),
         r["evidence"]["rule"].as_str().unwrap_or("?"),
         t0.elapsed().as_secs_f64()
     );
