@@ -1,6 +1,6 @@
 //! `promptgate doctor` on a private tmux server: a fake codex whose package.json
 //! names a release newer than the profile's checked ones is reported, with how to
-//! contribute captures, and the exit status is 1; a checked release exits 0.
+//! contribute captures, and the exit status is 40; a checked release exits 0.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -84,7 +84,7 @@ fn wait_ready(sock: &str) -> String {
 }
 
 #[test]
-fn a_release_newer_than_the_checked_ones_is_reported_and_exits_1() {
+fn a_release_newer_than_the_checked_ones_is_reported_and_exits_40() {
     let d = tempfile::tempdir().unwrap();
     let srv = start(d.path(), "0.999.0", "new");
     let out = wait_ready(&srv.0);
@@ -95,7 +95,7 @@ fn a_release_newer_than_the_checked_ones_is_reported_and_exits_1() {
     );
     assert!(out.contains("state: ready"), "{out}");
     let o = doctor(&srv.0, &[]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(40));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("newer than the newest release its profile was checked against")

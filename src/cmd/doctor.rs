@@ -6,7 +6,7 @@
 //! `package.json` above the running binary or script), whether the agent's
 //! profile was checked against that release, and the pane's state with the
 //! evidence `explain` gives. A release newer than the newest checked one is a
-//! problem: the exit status is then 1, with a line that says how to contribute
+//! problem: the exit status is then 40, with a line that says how to contribute
 //! captures (`promptgate capture`).
 
 use super::{observe, out, target, Observed};
@@ -178,11 +178,15 @@ pub fn run(server: &Server, profiles: &Profiles, a: DoctorArgs) -> Result<i32> {
     finish(problems)
 }
 
+/// `doctor` found a problem: an agent release newer than its profile's newest
+/// checked one, or a tmux older than the tested range (each named on stderr).
+pub const DOCTOR_PROBLEM: i32 = 40;
+
 fn finish(problems: Vec<String>) -> Result<i32> {
     for p in &problems {
         eprintln!("promptgate doctor: {p}");
     }
-    Ok(if problems.is_empty() { 0 } else { 1 })
+    Ok(if problems.is_empty() { 0 } else { DOCTOR_PROBLEM })
 }
 
 fn tmux_line(server: Option<&Release>, json: bool, problems: &mut Vec<String>) -> Result<()> {
