@@ -627,7 +627,7 @@ fn still(screen: &str) -> String {
     screen
         .lines()
         .filter(|l| !l.contains("focus-events"))
-        .filter(|l| !(l.contains('\u{a0}') && !l.chars().any(char::is_alphabetic)))
+        .filter(|l| !l.contains('\u{a0}') || l.chars().any(char::is_alphabetic))
         .collect::<Vec<_>>()
         .join("\n")
 }

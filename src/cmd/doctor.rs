@@ -186,7 +186,11 @@ fn finish(problems: Vec<String>) -> Result<i32> {
     for p in &problems {
         eprintln!("promptgate doctor: {p}");
     }
-    Ok(if problems.is_empty() { 0 } else { DOCTOR_PROBLEM })
+    Ok(if problems.is_empty() {
+        0
+    } else {
+        DOCTOR_PROBLEM
+    })
 }
 
 fn tmux_line(server: Option<&Release>, json: bool, problems: &mut Vec<String>) -> Result<()> {
