@@ -114,7 +114,11 @@ pub fn run(server: &Server, profiles: &Profiles, a: DoctorArgs) -> Result<i32> {
         };
         agents += 1;
         let profile = profiles.get(agent)?;
-        let procs = o.screen.pid.map(process_tree).unwrap_or_default();
+        // over ssh (`--host`) the pane's processes are not on this machine
+        let procs = match o.screen.pid {
+            Some(pid) if !crate::tmux::is_remote() => process_tree(pid),
+            _ => Vec::new(),
+        };
         let rel = agent_release(agent, &procs, &profile.def.identify.processes);
         let st = standing(
             &profile.def.checked,
