@@ -5,7 +5,9 @@
 //! are drawn for each trial from a fixed seed: time to first paint (0-8 s),
 //! flicker, a start-up dialog and a late dialog that a helper dismisses after a
 //! random time, a busy period, and the faults (1022-byte unframed read loss, the
-//! 120 ms paste-burst Enter window, Enter lost before the first paint). The same
+//! 120 ms paste-burst Enter window, Enter lost before the first paint), and on
+//! half the busy trials a failed turn (`--fail-turns 1`: claude's box then shows
+//! its dim `Resend your message to try again` placeholder). The same
 //! trials (same knobs, same body) run for each sender, many panes at a time, and
 //! each is judged by the fake agent's transcript: exactly once, byte-exact after
 //! `promptgate::plan::sanitise`, no early submit.
@@ -190,6 +192,9 @@ struct Trial {
     read_1022: bool,
     paste_burst: bool,
     early_enter_lost: bool,
+    /// Busy trials: the earlier prompt's turn fails (`--fail-turns 1`), as offline
+    /// or on an API error; claude's box then shows its dim after-error placeholder.
+    fail_turn: bool,
     body_kind: &'static str,
     body: Vec<u8>,
 }
@@ -218,6 +223,7 @@ impl Trial {
         // A stream of its own, so that the knobs above stay as in earlier runs.
         let idle_ms = Rng(seed ^ 0x1D1E_1D1E_1D1E_1D1E).range(400, 4000);
         let flash_ms = Rng(seed ^ 0xF1A5_F1A5_F1A5_F1A5).range(150, 450);
+        let fail_turn = start == Start::Busy && Rng(seed ^ 0xFA11_FA11_FA11_FA11).chance(0.5);
         Trial {
             run,
             id,
@@ -235,6 +241,7 @@ impl Trial {
             read_1022,
             paste_burst,
             early_enter_lost,
+            fail_turn,
             body_kind,
             body,
         }
@@ -268,6 +275,9 @@ impl Trial {
         if self.early_enter_lost {
             a.push("--fault-early-enter-lost".into());
         }
+        if self.fail_turn {
+            a.extend(["--fail-turns".into(), "1".into()]);
+        }
         a
     }
 
@@ -277,7 +287,7 @@ impl Trial {
             "start": self.start.name(), "blank_ms": self.blank_ms, "flicker": self.flicker,
             "dialog": self.dialog, "late_dialog": self.late_dialog, "flash_ms": self.flash_ms, "dismiss_ms": self.dismiss_ms,
             "busy_ms": self.busy_ms, "idle_ms": self.idle_ms, "read_1022": self.read_1022, "paste_burst_120ms": self.paste_burst,
-            "early_enter_lost": self.early_enter_lost, "body": self.body_kind, "body_bytes": self.body.len(),
+            "early_enter_lost": self.early_enter_lost, "fail_turn": self.fail_turn, "body": self.body_kind, "body_bytes": self.body.len(),
             "fake_agent_args": self.fake_args().join(" "),
         })
     }

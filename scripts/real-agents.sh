@@ -8,7 +8,13 @@
 #       npm-installs the pinned versions into $ROOT/.cache/real-agents/<agent>-<version>/ (reused when the
 #       installed package.json has the wanted version). Prints one line per agent on stdout:
 #           <agent> <version> <absolute path of the binary>
-#       Versions: CLAUDE_VERSION (default 2.1.197), CODEX_VERSION (0.171.0), GEMINI_VERSION (0.61.0).
+#       Versions: from the table scripts/real-agents.versions (VERSIONS_FILE), the column
+#       PROMPTGATE_REAL_RELEASE=newest (default) or previous (about three months older); CLAUDE_VERSION,
+#       CODEX_VERSION, GEMINI_VERSION override one agent.
+#
+#   versions
+#       The releases this shell would use: `<agent> <release>` per agent (after the overrides above),
+#       then the whole table as `table <agent> <role> <release>`.
 #
 #   start AGENT MODE WIDTH HEIGHT
 #       AGENT: claude | codex | gemini.   MODE: ready | fresh   (claude also: fresh-apikey)
@@ -42,7 +48,8 @@
 #         claude  RECORD_PATH = ~/.claude/projects/<project path, every non-alphanumeric -> '-'>/ (a dir, a
 #                 *.jsonl glob or one file). Lines {"type":"user","message":{"role":"user","content":...}}
 #                 with content a string, or an array whose "text" parts are concatenated; tool results and
-#                 isMeta entries are skipped. Files are read oldest first.
+#                 isMeta entries are skipped. Files are read oldest first. A pasted text that 2.1.332 stores
+#                 wrapped in `<pasted_content id="X">` ... `</pasted_content id="X">` is printed as pasted.
 #         codex   $CODEX_HOME/history.jsonl: lines {"session_id","ts","text"}; prints "text". CAUTION: codex also
 #                 appends composer text cleared with Ctrl-C there (so Up can recall it), so it is not only what
 #                 was submitted. RECORD_PATH = $CODEX_HOME/sessions (start prints it as record_sessions=) or one
@@ -72,10 +79,14 @@
 #   help      this text
 #
 # Dialogs (fresh modes), as observed with these versions:
-#   claude fresh: theme menu (Enter), security notes (Enter), trust (Enter). fresh-apikey: trust (Enter),
-#     API key whose default is "No": Up, then Enter.
+#   claude fresh: theme menu (Enter), security notes (Enter), trust (Enter; 2.1.259 and 2.1.332 select
+#     "No, exit" first: Down, then Enter). fresh-apikey: trust (the same), API key whose default is "No":
+#     Up, then Enter.
 #   codex fresh: welcome menu: Down, Down, Enter; "Sign in another way": Enter; API key box (pre-filled):
 #     Enter; trust: Enter. Leave >= 1.2 s between these Enters (a quicker one is ignored).
+#     0.153.4: the welcome menu's third choice is "Provide your own API key" (Down, Down, Enter opens
+#     the key box at once: no "Sign in another way"), and trust asks "Do you trust the contents of this
+#     directory?" with "1. Yes, continue" selected (Enter).
 #   gemini fresh: trust (Enter), the CLI restarts (~2 s), auth method "Use Gemini API Key" (Enter),
 #     key box (pre-filled, Enter).
 #
@@ -83,7 +94,8 @@
 # TERM_PROGRAM, TERM_PROGRAM_VERSION, and
 #   claude  DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1
 #           ANTHROPIC_API_KEY=sk-ant-fake-key-for-offline-test CLAUDE_CODE_MAX_RETRIES=0
-#   codex   CODEX_HOME=<home>/.codex OPENAI_API_KEY=sk-fake-offline-test, run with --no-daemon
+#   codex   CODEX_HOME=<home>/.codex OPENAI_API_KEY=sk-fake-offline-test, run with --no-daemon (when its
+#           --help lists it: older releases have no daemon and refuse the flag)
 #   gemini  GEMINI_API_KEY=fake-offline-test-key GEMINI_TELEMETRY_ENABLED=false METADATA_SERVER_DETECTION=none
 #           and settings.json general.maxAttempts=1 + general.retryFetchErrors=false so an offline submit
 #           fails fast (GEMINI_FAST_FAIL=0 leaves them out: then it retries for minutes)
@@ -106,9 +118,27 @@ FIXTURES=${FIXTURES:-$ROOT/fixtures}
 SOCKET_PREFIX='pg-real-'
 TMUX_SOCKDIR=${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)
 
-CLAUDE_VERSION=${CLAUDE_VERSION:-2.1.197}
-CODEX_VERSION=${CODEX_VERSION:-0.171.0}
-GEMINI_VERSION=${GEMINI_VERSION:-0.61.0}
+VERSIONS_FILE=${VERSIONS_FILE:-$ROOT/scripts/real-agents.versions}
+RELEASE=${PROMPTGATE_REAL_RELEASE:-newest}
+
+# table_version AGENT ROLE: the release of that row of the versions table
+table_version() {
+	[[ -f $VERSIONS_FILE ]] || {
+		echo "real-agents: error: no versions table $VERSIONS_FILE" >&2
+		exit 1
+	}
+	local v
+	v=$(awk -v a="$1" -v r="$2" '$1 !~ /^#/ && $1 == a && $2 == r { print $3; exit }' "$VERSIONS_FILE")
+	[[ -n $v ]] || {
+		echo "real-agents: error: $VERSIONS_FILE has no '$1 $2' row (PROMPTGATE_REAL_RELEASE=$2)" >&2
+		exit 2
+	}
+	echo "$v"
+}
+
+CLAUDE_VERSION=${CLAUDE_VERSION:-$(table_version claude "$RELEASE")}
+CODEX_VERSION=${CODEX_VERSION:-$(table_version codex "$RELEASE")}
+GEMINI_VERSION=${GEMINI_VERSION:-$(table_version gemini "$RELEASE")}
 
 CLAUDE_KEY=sk-ant-fake-key-for-offline-test
 CODEX_KEY=sk-fake-offline-test
@@ -512,7 +542,11 @@ cmd_start() {
 		;;
 	codex)
 		envs+=(CODEX_HOME="$home/.codex" OPENAI_API_KEY="$CODEX_KEY")
-		args+=(--no-daemon)
+		# --no-daemon exists only in newer releases (0.153 refuses it: "unexpected argument")
+		if env -i HOME="$home" CODEX_HOME="$home/.codex" PATH="$AGENT_PATH" "$bin" --help 2>/dev/null |
+			grep -q -- '--no-daemon'; then
+			args+=(--no-daemon)
+		fi
 		;;
 	gemini)
 		envs+=(GEMINI_API_KEY="$GEMINI_KEY" GEMINI_TELEMETRY_ENABLED=false METADATA_SERVER_DETECTION=none)
@@ -692,15 +726,19 @@ function claudeFiles(p) {
   return files.map((f) => [fs.statSync(f).mtimeMs, f]).sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : 1)).map((x) => x[1]);
 }
 if (agent === "claude") {
+  // 2.1.332 stores a pasted text wrapped: "\n\n<pasted_content id=\"X\">\n" + text + "\n</pasted_content id=\"X\">\n"
+  // (after any typed text before it); print the text as pasted
+  const unwrap = (s) => s.replace(/(?:\n\n)?<pasted_content id="([^"]*)">\n([\s\S]*?)\n<\/pasted_content id="\1">\n?/g, (m, id, body) => body);
+  const claudeOut = (s) => out(unwrap(s));
   for (const f of claudeFiles(rec)) {
     for (const e of lines(f)) {
       if (e.type !== "user" || e.isMeta || !e.message || e.message.role !== "user") continue;
       const c = e.message.content;
-      if (typeof c === "string") { out(c); continue; }
+      if (typeof c === "string") { claudeOut(c); continue; }
       if (!Array.isArray(c)) continue;
       const texts = c.filter((p) => p && p.type === "text" && typeof p.text === "string");
       if (texts.length === 0) continue; // tool results and the like
-      out(texts.map((p) => p.text).join(""));
+      claudeOut(texts.map((p) => p.text).join(""));
     }
   }
 } else if (agent === "codex") {
@@ -783,6 +821,12 @@ capture_with_tmux() {
 	printf '%s\n' "$meta" >"$base.meta"
 }
 
+cmd_versions() {
+	local a
+	for a in claude codex gemini; do echo "$a $(agent_version "$a")"; done
+	awk '$1 !~ /^#/ && NF >= 3 { print "table", $1, $2, $3 }' "$VERSIONS_FILE"
+}
+
 cmd_capture() {
 	[[ $# -eq 5 || $# -eq 6 ]] || usage_die "usage: capture AGENT STATE WIDTH HEIGHT NAME [NOTE]"
 	local agent=$1 state=$2 width=$3 height=$4 name=$5 note=${6:-${NOTE:-}}
@@ -791,8 +835,14 @@ cmd_capture() {
 	[[ $name =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] || usage_die "bad fixture name '$name'"
 	[[ $note != *$'\t'* && $note != *$'\n'* ]] || usage_die "the note must be one line without tabs"
 	local ver dir base pg pw ph row
-	ver=$(agent_version "$agent")
 	find_target "$agent"
+	# the release that runs in the pane (its run's info), not the default of this shell's environment
+	local run
+	ver=""
+	if run=$(run_dir_of "$SOCK") && [[ -f $run/info ]]; then
+		ver=$(info_get "$run/info" version)
+	fi
+	[[ -n $ver ]] || ver=$(agent_version "$agent")
 	read -r pw ph < <(tm "$SOCK" display-message -p -t "$PANE_ID" '#{pane_width} #{pane_height}')
 	[[ $pw == "$width" && $ph == "$height" ]] || die "pane $PANE_ID is ${pw}x${ph}, not ${width}x${height}"
 	dir=$FIXTURES/$agent
@@ -841,6 +891,7 @@ main() {
 	stop) cmd_stop "$@" ;;
 	record) cmd_record "$@" ;;
 	capture) cmd_capture "$@" ;;
+	versions) cmd_versions "$@" ;;
 	list) cmd_list "$@" ;;
 	clean) cmd_clean "$@" ;;
 	help | -h | --help) usage ;;

@@ -89,6 +89,8 @@ pub enum Command {
     Mcp(McpArgs),
     /// Install, remove or show promptgate's agent hooks (proof of receipt, turn ends)
     Hooks(HooksArgs),
+    /// Check tmux and each agent pane: releases against the tested ones, state with evidence
+    Doctor(crate::cmd::doctor::DoctorArgs),
     /// What an installed hook runs: record one agent event for its pane
     #[command(hide = true)]
     HookEvent(HookEventArgs),

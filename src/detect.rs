@@ -797,12 +797,12 @@ mod tests {
         }
         let v = detect(p.get("claude").unwrap(), &s);
         assert_eq!(v.state.to_string(), "dialog:api-key", "{}", v.reason());
-        // With no question on screen, the menu row still says permission.
+        // With no question on screen, the menu row is still a dialog, of no known kind.
         let mut s = fixture("claude/07-apikey-dialog");
         s.rows
             .retain(|r| !r.contains("API key") && !r.contains("Enter to confirm"));
         s.rows.push("  ❯ 1. Yes".into());
         let v = detect(p.get("claude").unwrap(), &s);
-        assert_eq!(v.state.to_string(), "dialog:permission", "{}", v.reason());
+        assert_eq!(v.state.to_string(), "dialog:other", "{}", v.reason());
     }
 }

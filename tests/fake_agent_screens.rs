@@ -677,3 +677,63 @@ fn fault_early_enter_lost() {
     assert!(st.success());
     assert_eq!(p.wait_exit(2.0), "signal 15");
 }
+
+/// `--fail-turns`: after a failed turn claude's empty box shows the dim
+/// `Resend your message to try again` (SGR 2 in `capture-pane -e`), which reads
+/// `ready`; `promptgate send` then delivers the next prompt, exactly once.
+#[test]
+fn a_failed_turn_leaves_claude_ready_and_the_next_send_lands() {
+    let p = Pane::start("claude", &["--fail-turns", "1", "--busy-ms", "300"]);
+    p.wait_state("ready", 3.0);
+    p.keys("first prompt");
+    p.wait_state("draft", 2.0);
+    p.key("Enter");
+    p.wait_kind("turn-failed", 3.0);
+    let v = p.wait_state("ready", 3.0);
+    assert!(v.composer.unwrap().empty);
+    let (_, s) = p.verdict();
+    let row = s
+        .rows
+        .iter()
+        .position(|r| r.ends_with("Resend your message to try again"))
+        .unwrap_or_else(|| panic!("no after-error placeholder:\n{}", s.rows.join("\n")));
+    let ansi = p.tmux(&["capture-pane", "-p", "-e", "-t", "fa"]);
+    let line = ansi.lines().nth(row).unwrap_or("");
+    // tmux re-encodes it as the real Claude's capture reads: `ESC[7mR ESC[0;2m …`
+    assert!(
+        line.contains("\x1b[7mR")
+            && (line.contains("\x1b[2m") || line.contains(";2m"))
+            && line.contains("esend your message to try again"),
+        "the placeholder is drawn dim after a reverse-video R: {line:?}"
+    );
+    // typing over it is a draft again, with no dim text
+    p.keys("typed");
+    let v = p.wait_state("draft", 2.0);
+    assert_eq!(v.composer.unwrap().text, "typed");
+    p.key("C-u");
+    p.wait_state("ready", 2.0);
+
+    let o = Command::new(env!("CARGO_BIN_EXE_promptgate"))
+        .args(["-L", &p.sock, "send", "-t", "fa", "second prompt"])
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .env("PROMPTGATE_LOG", p._dir.path().join("deliveries.jsonl"))
+        .env("XDG_RUNTIME_DIR", p._dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "send after a failed turn: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        p.wait_prompts(2, 3.0),
+        vec!["first prompt".to_string(), "second prompt".to_string()]
+    );
+    // the second turn does not fail: a reply, and the placeholder is gone
+    p.wait_state("ready", 3.0);
+    let (_, s) = p.verdict();
+    assert!(!s.rows.iter().any(|r| r.contains("Resend your message")));
+}

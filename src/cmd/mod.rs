@@ -5,6 +5,7 @@ mod capture;
 mod demo;
 mod detect;
 mod docs;
+pub mod doctor;
 mod explain;
 mod hooks;
 pub mod live;
@@ -61,6 +62,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         }
         Command::Completions(a) => docs::completions(a),
         Command::Man(a) => docs::man(a),
+        Command::Doctor(a) => doctor::run(&server, &profiles()?, a),
         Command::FakeAgent(a) => fake_agent(a),
     }
 }

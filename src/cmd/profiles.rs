@@ -24,9 +24,17 @@ pub fn run(profiles: &Profiles, file: Option<&std::path::Path>, a: ProfilesArgs)
     }
     for (d, source) in profiles.defs() {
         if a.json {
-            out(&serde_json::json!({"name": d.name, "description": d.description, "source": source}).to_string())?;
+            out(&serde_json::json!({"name": d.name, "description": d.description, "source": source, "checked": d.checked}).to_string())?;
         } else {
-            out(&format!("{}\t{}\t{}", d.name, source, d.description))?;
+            let checked = if d.checked.is_empty() {
+                "checked against: (not stated)".to_string()
+            } else {
+                format!("checked against: {}", d.checked.join(", "))
+            };
+            out(&format!(
+                "{}\t{}\t{}\t{checked}",
+                d.name, source, d.description
+            ))?;
         }
     }
     if !a.json {

@@ -12,7 +12,8 @@
 //! `start` {like, pid, width, height}, `ready` (the composer shows for the
 //! first time), `dialog-shown` {dialog}, `dialog-input` {dialog, bytes},
 //! `dialog-dismissed` {dialog}, `prompt` {n, text, queued}, `queued` {text},
-//! `interrupt`, `fault-dropped` {len}, `early-input` {text}, `exit` {reason}.
+//! `interrupt`, `turn-failed` {n}, `fault-dropped` {len}, `early-input` {text},
+//! `exit` {reason}.
 
 mod composer;
 mod input;
@@ -106,6 +107,12 @@ pub struct FakeAgentArgs {
     /// The directory shown in banners and footers (default: the current directory).
     #[arg(long, value_name = "TEXT")]
     pub cwd_label: Option<String>,
+    /// The first N turns fail, as offline: each ends in the agent's API error line
+    /// instead of a reply, and claude's empty box then shows its after-error
+    /// placeholder `Resend your message to try again`, drawn dim (SGR 2) after a
+    /// reverse-video first letter, until the next submit (Claude Code 2.1.332).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub fail_turns: u32,
     /// Exit once N prompts have been submitted and answered.
     #[arg(long, value_name = "N")]
     pub exit_after: Option<u32>,
@@ -195,6 +202,10 @@ struct App {
     /// Keys that came during the flash before the late dialog: the dialog gets them.
     flash_keys: Vec<Key>,
     prompts: u32,
+    /// Turns that still fail (`--fail-turns`).
+    fails_left: u32,
+    /// The last turn failed and nothing was submitted since.
+    after_error: bool,
     last_esc: Option<Instant>,
     burst: Burst,
     quit: Option<String>,
@@ -256,6 +267,8 @@ pub fn run(args: &FakeAgentArgs) -> anyhow::Result<()> {
         late_dialog_done: false,
         flash_keys: Vec::new(),
         prompts: 0,
+        fails_left: args.fail_turns,
+        after_error: false,
         last_esc: None,
         burst: Burst::default(),
         quit: None,
@@ -426,6 +439,7 @@ impl App {
                 .is_some_and(|t| now.duration_since(t) <= DOUBLE_ESC)
                 && !self.composer.is_empty(),
             title: self.args.title.as_deref(),
+            after_error: self.after_error,
         }
     }
 
@@ -634,6 +648,7 @@ impl App {
         }
         self.composer.clear();
         self.last_esc = None;
+        self.after_error = false;
         if self.busy.is_some() {
             self.log.rec("queued", &[("text", text.clone().into())]);
             self.queue.push(text);
@@ -688,10 +703,17 @@ impl App {
         if self.args.records {
             records::fire_hooks(self.like, "Stop", serde_json::json!({}));
         }
-        self.history.push(Entry::Reply(format!(
-            "Fake reply to prompt {} (promptgate fake-agent).",
-            self.prompts
-        )));
+        if self.fails_left > 0 {
+            self.fails_left -= 1;
+            self.after_error = true;
+            self.history.push(Entry::Failed);
+            self.log.rec("turn-failed", &[("n", self.prompts.into())]);
+        } else {
+            self.history.push(Entry::Reply(format!(
+                "Fake reply to prompt {} (promptgate fake-agent).",
+                self.prompts
+            )));
+        }
         if !self.queue.is_empty() {
             for t in std::mem::take(&mut self.queue) {
                 self.record_prompt(t, true);

@@ -17,6 +17,8 @@ pub enum Entry {
     Echo(String),
     Reply(String),
     Interrupted,
+    /// A turn that failed (`--fail-turns`): the agent's API error line.
+    Failed,
 }
 
 /// Which start-up picture, or the real screen.
@@ -45,6 +47,9 @@ pub struct View<'a> {
     /// Show the "press Esc again to clear" hint.
     pub esc_hint: bool,
     pub title: Option<&'a str>,
+    /// The last turn failed and nothing was submitted since (`--fail-turns`):
+    /// claude shows its after-error placeholder in an empty box.
+    pub after_error: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +61,53 @@ pub struct Frame {
     pub cursor_visible: bool,
     /// `None`: leave the pane title alone.
     pub title: Option<String>,
+    /// SGR attributes drawn over parts of rows (plain `rows` keep the text).
+    pub styles: Vec<Style>,
+}
+
+/// An SGR attribute (`sgr`, e.g. `2` dim, `7` reverse) over the cells `from..to`
+/// of row `row` (`to` = `usize::MAX`: to the end of the row).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Style {
+    pub row: usize,
+    pub from: usize,
+    pub to: usize,
+    pub sgr: &'static str,
+}
+
+/// Claude 2.1.332's placeholder in an empty box after a failed turn, drawn dim
+/// after a reverse-video first letter (its cursor).
+pub const CLAUDE_AFTER_ERROR: &str = "Resend your message to try again";
+
+/// `row` with the styles of that row applied (cells outside every style plain).
+pub fn styled(row: &str, styles: &[&Style]) -> String {
+    if styles.is_empty() {
+        return row.to_string();
+    }
+    let mut out = String::new();
+    let mut col = 0;
+    let mut cur: Option<&str> = None;
+    for c in row.chars() {
+        let want = styles
+            .iter()
+            .find(|s| col >= s.from && col < s.to)
+            .map(|s| s.sgr);
+        if want != cur {
+            if cur.is_some() {
+                out.push_str("\x1b[0m");
+            }
+            if let Some(g) = want {
+                out.push_str(&format!("\x1b[{g}m"));
+            }
+            cur = want;
+        }
+        out.push(c);
+        col += c.width().unwrap_or(0);
+    }
+    if cur.is_some() {
+        out.push_str("\x1b[0m");
+    }
+    out
 }
 
 pub const CLAUDE_SPIN: [char; 5] = ['✻', '✽', '✶', '✳', '✢'];
@@ -245,11 +297,30 @@ pub fn frame(v: &View) -> Frame {
         (Like::Gemini, Stage::Main) => gemini(v),
     };
     let (rows, cursor) = fit(rows, cursor, v.w, v.h);
+    let mut styles = Vec::new();
+    if v.like == Like::Claude && v.stage == Stage::Main && v.after_error {
+        let empty_box = format!("❯\u{a0}{CLAUDE_AFTER_ERROR}");
+        if let Some(y) = rows.iter().position(|r| *r == empty_box) {
+            styles.push(Style {
+                row: y,
+                from: 2,
+                to: 3,
+                sgr: "7",
+            });
+            styles.push(Style {
+                row: y,
+                from: 3,
+                to: usize::MAX,
+                sgr: "2",
+            });
+        }
+    }
     Frame {
         rows,
         cursor,
         cursor_visible: visible,
         title: title(v),
+        styles,
     }
 }
 
@@ -327,6 +398,10 @@ fn claude_history(v: &View, rows: &mut Vec<String>) {
             Entry::Interrupted => {
                 rows.push("  ⎿  Interrupted · What should Claude do instead?".into())
             }
+            Entry::Failed => rows.push(
+                "● API Error: Can't reach the API server (promptgate fake-agent --fail-turns)"
+                    .into(),
+            ),
         }
         rows.push(String::new());
     }
@@ -363,6 +438,8 @@ fn claude(v: &View) -> Out {
     rows.push(rule(w));
     let placeholder = if v.composer.is_empty() && !v.queue.is_empty() {
         "Press up to edit queued messages"
+    } else if v.composer.is_empty() && v.after_error && v.busy_ms.is_none() {
+        CLAUDE_AFTER_ERROR
     } else {
         ""
     };
@@ -513,6 +590,9 @@ fn codex(v: &View) -> Out {
             Entry::Reply(t) => top.push(format!("• {t}")),
             Entry::Interrupted => top
                 .push("■ Conversation interrupted - tell the model what to do differently.".into()),
+            Entry::Failed => top.push(
+                "■ stream error: error sending request (promptgate fake-agent --fail-turns)".into(),
+            ),
         }
         top.push(String::new());
     }
@@ -758,6 +838,9 @@ fn gemini(v: &View) -> Out {
             Entry::Echo(t) => prefixed(&mut rows, " > ", "   ", t, w),
             Entry::Reply(t) => rows.push(format!("✦ {t}")),
             Entry::Interrupted => rows.push("ℹ Request cancelled.".into()),
+            Entry::Failed => {
+                rows.push("✕ [API Error: fetch failed (promptgate fake-agent --fail-turns)]".into())
+            }
         }
         rows.push(String::new());
     }
@@ -854,14 +937,16 @@ impl Painter {
             self.width = w;
         }
         for (y, row) in f.rows.iter().enumerate() {
-            if self.prev[y] == *row {
+            let on_row: Vec<&Style> = f.styles.iter().filter(|st| st.row == y).collect();
+            let out = styled(row, &on_row);
+            if self.prev[y] == out {
                 continue;
             }
-            s.push_str(&format!("\x1b[{};1H{row}", y + 1));
+            s.push_str(&format!("\x1b[{};1H{out}", y + 1));
             if width(row) < w {
                 s.push_str("\x1b[K");
             }
-            self.prev[y] = row.clone();
+            self.prev[y] = out;
         }
         if let Some(t) = &f.title {
             if self.title.as_ref() != Some(t) {

@@ -27,6 +27,7 @@ struct Case {
     composer: Composer,
     queue: Vec<String>,
     busy_ms: Option<u64>,
+    after_error: bool,
 }
 
 impl Case {
@@ -41,6 +42,7 @@ impl Case {
             composer: Composer::default(),
             queue: Vec::new(),
             busy_ms: None,
+            after_error: false,
         }
     }
 
@@ -59,6 +61,7 @@ impl Case {
             tick: 3,
             esc_hint: false,
             title: None,
+            after_error: self.after_error,
         })
     }
 
@@ -140,6 +143,40 @@ fn idle_typed_busy_and_queued() {
             c.history.push(Entry::Reply("ok".into()));
             c.history.push(Entry::Interrupted);
             c.expect("ready", "idle after a turn");
+        }
+    }
+}
+
+#[test]
+fn after_a_failed_turn_the_box_is_ready_and_a_typed_draft_is_a_draft() {
+    for like in LIKES {
+        for size in SIZES {
+            let mut c = Case::new(like, size);
+            c.history.push(Entry::Echo("hello".into()));
+            c.history.push(Entry::Failed);
+            c.after_error = true;
+            c.expect("ready", "after a failed turn");
+            let f = c.frame();
+            if like == Like::Claude {
+                let y = f
+                    .rows
+                    .iter()
+                    .position(|r| r.ends_with(render::CLAUDE_AFTER_ERROR))
+                    .expect("claude's after-error placeholder");
+                let on: Vec<&render::Style> = f.styles.iter().filter(|s| s.row == y).collect();
+                assert_eq!(
+                    render::styled(&f.rows[y], &on),
+                    "❯\u{a0}\x1b[7mR\x1b[0m\x1b[2mesend your message to try again\x1b[0m"
+                );
+            } else {
+                assert!(f.styles.is_empty(), "{like:?}");
+            }
+            c.composer.push_str("typed after the error");
+            c.expect("draft", "typed after a failed turn");
+            assert!(
+                c.frame().styles.is_empty(),
+                "{like:?}: typed text is not dim"
+            );
         }
     }
 }
@@ -234,6 +271,7 @@ fn start_up_pictures_are_starting() {
                 tick: 0,
                 esc_hint: false,
                 title: None,
+                after_error: false,
             });
             let s = Screen::from_capture(
                 &rows.join("\n"),

@@ -24,6 +24,10 @@ pub struct ProfileDef {
     pub name: String,
     #[serde(default)]
     pub description: String,
+    /// The agent releases whose real screens this profile was checked against
+    /// (captures in fixtures/, the real-agent suite), oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checked: Vec<String>,
     #[serde(default)]
     pub identify: IdentifyDef,
     pub composer: ComposerDef,
@@ -477,6 +481,38 @@ pub const DIALOG_KINDS: &[&str] = &[
     "other",
 ];
 
+impl ProfileDef {
+    /// The newest release in `checked` (by numeric release order), if any.
+    pub fn newest_checked(&self) -> Option<&str> {
+        self.checked
+            .iter()
+            .max_by(|a, b| compare_releases(a, b))
+            .map(String::as_str)
+    }
+}
+
+/// Compare two release strings such as `2.1.197` and `2.1.332` part by part,
+/// numerically where both parts are numbers (`0.9.1 < 0.10.0`), as text otherwise.
+pub fn compare_releases(a: &str, b: &str) -> std::cmp::Ordering {
+    let parts = |s: &str| -> Vec<String> {
+        s.trim_start_matches('v')
+            .split(['.', '-', '+'])
+            .map(str::to_string)
+            .collect()
+    };
+    let (pa, pb) = (parts(a), parts(b));
+    for (x, y) in pa.iter().zip(pb.iter()) {
+        let o = match (x.parse::<u64>(), y.parse::<u64>()) {
+            (Ok(m), Ok(n)) => m.cmp(&n),
+            _ => x.cmp(y),
+        };
+        if o != std::cmp::Ordering::Equal {
+            return o;
+        }
+    }
+    pa.len().cmp(&pb.len())
+}
+
 /// A user file holds `[[agent]]` tables, each a full profile.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -676,6 +712,26 @@ mod tests {
         let mut p = Profiles::builtin();
         let bad = as_user_entry(BUILTIN[0].1).replace("submit_delay_ms", "submit_dealy_ms");
         assert!(matches!(p.merge_str(&bad, "t"), Err(Error::Profile(_))));
+    }
+
+    #[test]
+    fn builtins_state_the_releases_they_were_checked_against() {
+        let p = Profiles::builtin();
+        for (d, _) in p.defs() {
+            assert!(!d.checked.is_empty(), "{}: no `checked` releases", d.name);
+        }
+        let claude = p.get("claude").unwrap();
+        assert!(claude.def.checked.iter().any(|v| v == "2.1.332"));
+        assert_eq!(claude.def.newest_checked(), Some("2.1.332"));
+    }
+
+    #[test]
+    fn releases_compare_numerically() {
+        use std::cmp::Ordering::*;
+        assert_eq!(compare_releases("2.1.197", "2.1.332"), Less);
+        assert_eq!(compare_releases("0.9.1", "0.10.0"), Less);
+        assert_eq!(compare_releases("0.61.0", "0.61.0"), Equal);
+        assert_eq!(compare_releases("2.1.332", "2.1.33"), Greater);
     }
 
     #[test]

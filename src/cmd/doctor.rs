@@ -1,0 +1,356 @@
+//! `promptgate doctor`: one command to run when something looks wrong.
+//!
+//! It reports the tmux release (and whether it is in the tested range), then for
+//! each agent pane the agent and its release, read without starting anything
+//! (Claude's session registry `~/.claude/sessions/<pid>.json`, else the npm
+//! `package.json` above the running binary or script), whether the agent's
+//! profile was checked against that release, and the pane's state with the
+//! evidence `explain` gives. A release newer than the newest checked one is a
+//! problem: the exit status is then 40, with a line that says how to contribute
+//! captures (`promptgate capture`).
+
+use super::{observe, out, target, Observed};
+use crate::error::{Error, Result};
+use crate::identify::{process_tree, Proc};
+use crate::profile::{compare_releases, Profiles};
+use crate::tmux::release::{self, Release, Standing};
+use crate::tmux::{Control, Process, Server, Tmux};
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args, Debug)]
+pub struct DoctorArgs {
+    /// Only this pane (default: every pane of the server)
+    #[arg(short = 't', long = "target", value_name = "PANE")]
+    pub target: Option<String>,
+    /// One JSON object per line: `tmux`, then one per pane
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Where an agent's release was read from.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct AgentRelease {
+    pub version: String,
+    pub source: String,
+}
+
+/// How a release stands against a profile's `checked` list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Checked {
+    /// In the list.
+    Checked,
+    /// Between the oldest and the newest checked, not itself checked.
+    WithinRange,
+    /// Older than the oldest checked.
+    Older,
+    /// Newer than the newest checked: screens may have changed.
+    Newer,
+    /// The profile lists no releases, or the release is not known.
+    Unknown,
+}
+
+pub fn standing(checked: &[String], version: Option<&str>) -> Checked {
+    let Some(v) = version else {
+        return Checked::Unknown;
+    };
+    if checked.is_empty() {
+        return Checked::Unknown;
+    }
+    if checked
+        .iter()
+        .any(|c| compare_releases(c, v) == Ordering::Equal)
+    {
+        return Checked::Checked;
+    }
+    let newest = checked
+        .iter()
+        .max_by(|a, b| compare_releases(a, b))
+        .unwrap();
+    let oldest = checked
+        .iter()
+        .min_by(|a, b| compare_releases(a, b))
+        .unwrap();
+    if compare_releases(v, newest) == Ordering::Greater {
+        Checked::Newer
+    } else if compare_releases(v, oldest) == Ordering::Less {
+        Checked::Older
+    } else {
+        Checked::WithinRange
+    }
+}
+
+pub fn run(server: &Server, profiles: &Profiles, a: DoctorArgs) -> Result<i32> {
+    let mut problems: Vec<String> = Vec::new();
+    let mut lister = Process::new(server.clone());
+    let panes: Vec<String> = match &a.target {
+        Some(t) => vec![lister.resolve(&target(&Some(t.clone()))?)?],
+        None => lister.list_panes()?.into_iter().map(|p| p.id).collect(),
+    };
+    let Some(first) = panes.first() else {
+        tmux_line(None, a.json, &mut problems)?;
+        out("no panes")?;
+        return finish(problems);
+    };
+    let mut tmux = Control::new(server.clone(), first);
+    let mut observed: Vec<Observed> = Vec::new();
+    for pane in &panes {
+        match observe(&mut tmux, profiles, None, pane) {
+            Ok(o) => observed.push(o),
+            Err(Error::NoPane(_)) if a.target.is_none() => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    let server_release = observed
+        .iter()
+        .find_map(|o| o.screen.tmux_version.clone())
+        .map(|v| Release::parse(&v));
+    tmux_line(server_release.as_ref(), a.json, &mut problems)?;
+    let mut agents = 0;
+    for o in &observed {
+        let Some(agent) = o.identity.agent.as_deref() else {
+            continue;
+        };
+        agents += 1;
+        let profile = profiles.get(agent)?;
+        // over ssh (`--host`) the pane's processes are not on this machine
+        let procs = match o.screen.pid {
+            Some(pid) if !crate::tmux::is_remote() => process_tree(pid),
+            _ => Vec::new(),
+        };
+        let rel = agent_release(agent, &procs, &profile.def.identify.processes);
+        let st = standing(
+            &profile.def.checked,
+            rel.as_ref().map(|r| r.version.as_str()),
+        );
+        let checked = profile.def.checked.join(", ");
+        let v = &o.verdict;
+        if a.json {
+            out(&serde_json::json!({
+                "pane": o.pane,
+                "agent": agent,
+                "release": rel,
+                "checked": profile.def.checked,
+                "standing": st,
+                "state": v.state.to_string(),
+                "evidence": v.evidence,
+                "reason": v.reason(),
+            })
+            .to_string())?;
+        } else {
+            let release_words = match &rel {
+                Some(r) => format!("{} (from {})", r.version, r.source),
+                None => "release unknown (no session registry or package.json found)".into(),
+            };
+            let standing_words = match st {
+                Checked::Checked => format!("checked (profile checked against {checked})"),
+                Checked::WithinRange => {
+                    format!("within the checked range, not itself checked ({checked})")
+                }
+                Checked::Older => format!("OLDER than every checked release ({checked})"),
+                Checked::Newer => format!("NEWER than every checked release ({checked})"),
+                Checked::Unknown if checked.is_empty() => {
+                    "the profile states no checked releases".into()
+                }
+                Checked::Unknown => format!("profile checked against {checked}"),
+            };
+            out(&format!(
+                "{}\t{agent} {release_words}: {standing_words}",
+                o.pane
+            ))?;
+            out(&format!("\tstate: {}  ({})", v.state, v.reason()))?;
+            for c in v.checks.iter().filter(|c| c.fired) {
+                out(&format!("\t  FIRED {:<40} {}", c.rule, c.detail))?;
+            }
+        }
+        if let (Checked::Newer, Some(r)) = (st, &rel) {
+            problems.push(format!(
+                "{} runs {agent} {}, newer than the newest release its profile was checked against ({}): its screens may have changed and a state may be misread. Check `promptgate explain -t {}`; to contribute, save each state you can reach (ready, typed, busy, dialogs, after an error) with `promptgate capture -t {} -o {agent}-{}-STATE` and send the files (fixtures/README.md)",
+                o.pane,
+                r.version,
+                profile.def.newest_checked().unwrap_or("?"),
+                o.pane,
+                o.pane,
+                r.version,
+            ));
+        }
+    }
+    if !a.json && agents == 0 {
+        out("no agent panes")?;
+    }
+    finish(problems)
+}
+
+/// `doctor` found a problem: an agent release newer than its profile's newest
+/// checked one, or a tmux older than the tested range (each named on stderr).
+pub const DOCTOR_PROBLEM: i32 = 40;
+
+fn finish(problems: Vec<String>) -> Result<i32> {
+    for p in &problems {
+        eprintln!("promptgate doctor: {p}");
+    }
+    Ok(if problems.is_empty() {
+        0
+    } else {
+        DOCTOR_PROBLEM
+    })
+}
+
+fn tmux_line(server: Option<&Release>, json: bool, problems: &mut Vec<String>) -> Result<()> {
+    let client = release::describe_local();
+    let (name, standing) = match server {
+        Some(r) => (r.name.clone(), r.standing()),
+        None => ("?".into(), Standing::Unknown),
+    };
+    let words = match standing {
+        Standing::Tested => "tested".to_string(),
+        Standing::Older => {
+            problems.push(format!(
+                "tmux {name} is older than the oldest tested release ({}): upgrade tmux",
+                release::tested_range()
+            ));
+            "OLDER than the tested range".into()
+        }
+        Standing::Newer => "newer than the tested range (not tested)".into(),
+        Standing::Unknown => "not known to be tested".into(),
+    };
+    if json {
+        out(&serde_json::json!({"tmux": name, "standing": words, "tested": release::tested_range(), "client": client}).to_string())
+    } else {
+        out(&format!(
+            "tmux: server {name}: {words} (tested: {}); client: {client}",
+            release::tested_range()
+        ))
+    }
+}
+
+/// The agent's release, read without starting it: Claude's session registry for
+/// one of its processes, else the `package.json` above a process's binary or
+/// script whose package is the agent's.
+pub fn agent_release(agent: &str, procs: &[Proc], names: &[String]) -> Option<AgentRelease> {
+    if agent == "claude" {
+        for p in procs {
+            if let Some(r) = claude_session(p.pid) {
+                return Some(r);
+            }
+        }
+    }
+    for p in procs {
+        let mut paths: Vec<PathBuf> = Vec::new();
+        if let Ok(exe) = std::fs::read_link(format!("/proc/{}/exe", p.pid)) {
+            paths.push(exe);
+        }
+        for w in &p.argv {
+            if w.starts_with('/') || w.starts_with('.') {
+                let path = Path::new(w);
+                let path = if path.is_absolute() {
+                    path.to_path_buf()
+                } else {
+                    match std::fs::read_link(format!("/proc/{}/cwd", p.pid)) {
+                        Ok(cwd) => cwd.join(path),
+                        Err(_) => continue,
+                    }
+                };
+                paths.push(std::fs::canonicalize(&path).unwrap_or(path));
+            }
+        }
+        for path in paths {
+            if let Some(r) = package_above(&path, agent, names) {
+                return Some(r);
+            }
+        }
+    }
+    None
+}
+
+/// `<config>/sessions/<pid>.json` (`CLAUDE_CONFIG_DIR`, else `$HOME/.claude`, of
+/// that process) and its `version`.
+fn claude_session(pid: u32) -> Option<AgentRelease> {
+    let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+    let var = |k: &str| {
+        env.split(|b| *b == 0).find_map(|kv| {
+            let kv = String::from_utf8_lossy(kv);
+            kv.strip_prefix(&format!("{k}="))
+                .map(|v| v.to_string())
+                .filter(|v| !v.is_empty())
+        })
+    };
+    let dir = var("CLAUDE_CONFIG_DIR")
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".claude")))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude")))?;
+    let file = dir.join("sessions").join(format!("{pid}.json"));
+    let text = std::fs::read_to_string(&file).ok()?;
+    let j: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let v = j["version"].as_str()?.to_string();
+    Some(AgentRelease {
+        version: v,
+        source: file.display().to_string(),
+    })
+}
+
+/// The nearest `package.json` above `path` that belongs to the agent (its name is
+/// one of the profile's process names, or its last part starts with the agent's
+/// name, as `@openai/codex-linux-x64` does); its version up to any `-platform`.
+fn package_above(path: &Path, agent: &str, names: &[String]) -> Option<AgentRelease> {
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        let pj = d.join("package.json");
+        if let Ok(text) = std::fs::read_to_string(&pj) {
+            if let Ok(j) = serde_json::from_str::<serde_json::Value>(&text) {
+                let name = j["name"].as_str().unwrap_or("");
+                let last = name.rsplit('/').next().unwrap_or(name);
+                let ours = names.iter().any(|n| n == name) || last.starts_with(agent);
+                if let (true, Some(v)) = (ours, j["version"].as_str()) {
+                    let v = v.split('-').next().unwrap_or(v).to_string();
+                    return Some(AgentRelease {
+                        version: v,
+                        source: pj.display().to_string(),
+                    });
+                }
+            }
+        }
+        if d.file_name().is_some_and(|n| n == "node_modules") {
+            break;
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_release_stands_against_the_checked_list() {
+        let c = list(&["2.1.197", "2.1.259", "2.1.332"]);
+        assert_eq!(standing(&c, Some("2.1.332")), Checked::Checked);
+        assert_eq!(standing(&c, Some("2.1.300")), Checked::WithinRange);
+        assert_eq!(standing(&c, Some("2.1.333")), Checked::Newer);
+        assert_eq!(standing(&c, Some("2.1.100")), Checked::Older);
+        assert_eq!(standing(&c, None), Checked::Unknown);
+        assert_eq!(standing(&[], Some("1.0.0")), Checked::Unknown);
+    }
+
+    #[test]
+    fn the_release_comes_from_the_package_above_the_script() {
+        let d = tempfile::tempdir().unwrap();
+        let pkg = d.path().join("node_modules/@openai/codex-linux-x64");
+        std::fs::create_dir_all(pkg.join("vendor/bin")).unwrap();
+        std::fs::write(
+            pkg.join("package.json"),
+            r#"{"name":"@openai/codex-linux-x64","version":"0.171.0-linux-x64"}"#,
+        )
+        .unwrap();
+        let r = package_above(&pkg.join("vendor/bin/codex"), "codex", &[]).unwrap();
+        assert_eq!(r.version, "0.171.0");
+        // another package is not the agent's
+        assert!(package_above(&pkg.join("vendor/bin/codex"), "gemini", &[]).is_none());
+    }
+}
