@@ -28,11 +28,13 @@ pub struct Spec {
     pub note: &'static str,
 }
 
-fn home() -> PathBuf {
+/// `$HOME` (empty when unset).
+pub(crate) fn home() -> PathBuf {
     PathBuf::from(std::env::var("HOME").unwrap_or_default())
 }
 
-fn env_dir(var: &str, default: PathBuf) -> PathBuf {
+/// `$VAR` as a directory, or `default` when it is unset or empty.
+pub(crate) fn env_dir(var: &str, default: PathBuf) -> PathBuf {
     std::env::var(var)
         .ok()
         .filter(|v| !v.is_empty())

@@ -37,6 +37,24 @@ pub struct Item {
     pub last_reason: Option<String>,
 }
 
+impl Item {
+    /// A new prompt, queued now, not yet tried.
+    pub fn pending(server: String, pane: String, agent: Option<String>, body: String) -> Item {
+        Item {
+            id: new_id(),
+            server,
+            pane,
+            agent,
+            body,
+            created_ms: crate::tmux::now_ms() as u64,
+            phase: "pending".into(),
+            attempts: 0,
+            last_receipt: None,
+            last_reason: None,
+        }
+    }
+}
+
 pub fn dir() -> PathBuf {
     if let Some(d) = std::env::var_os("PROMPTGATE_QUEUE_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(d);

@@ -9,30 +9,10 @@ use std::path::{Path, PathBuf};
 /// A fake agent `like` with `--records` and its own HOME; returns (pane, home, transcript).
 fn fake_with_home(srv: &TmuxServer, like: &str, extra: &[&str]) -> (String, PathBuf, PathBuf) {
     let home = srv.dir.path().join(format!("home-{like}-{}", extra.len()));
-    std::fs::create_dir_all(&home).unwrap();
-    let transcript = home.join("transcript.jsonl");
-    let b = bin();
-    let h = format!("HOME={}", home.display());
-    let t = transcript.display().to_string();
-    let mut argv = vec![
-        "env",
-        "-u",
-        "CODEX_HOME",
-        "-u",
-        "CLAUDE_CONFIG_DIR",
-        &h,
-        b.to_str().unwrap(),
-        "fake-agent",
-        "--like",
-        like,
-        "--transcript",
-        &t,
-        "--records",
-        "--busy-ms",
-        "200",
-    ];
-    argv.extend_from_slice(extra);
-    (srv.window(&argv), home, transcript)
+    let mut args = vec!["--records", "--busy-ms", "200"];
+    args.extend_from_slice(extra);
+    let (pane, transcript) = srv.fake_in(&home, like, &args);
+    (pane, home, transcript)
 }
 
 fn sha256(b: &[u8]) -> String {

@@ -396,6 +396,53 @@ fn wait_turn(
     Ok(v)
 }
 
+/// What a long wait's job gets: the server, the pane and a first look at it,
+/// the timeout, the cancellation flag and the progress line to keep current.
+struct Waiting {
+    gk: Gatekeeper,
+    loc: PaneLoc,
+    first: super::Observed,
+    timeout: Duration,
+    cancel: Arc<AtomicBool>,
+    status: Arc<Mutex<String>>,
+}
+
+impl Gatekeeper {
+    /// A long wait on one pane: its timeout checked, progress reported while it
+    /// runs, cancellation watched, and `job` run off the async threads once the
+    /// pane is reachable.
+    async fn long_wait(
+        &self,
+        target: String,
+        timeout_secs: Option<f64>,
+        default_secs: f64,
+        what: &str,
+        (meta, peer, ct): (RequestMetaObject, Peer<RoleServer>, CancellationToken),
+        job: impl FnOnce(Waiting) -> CallToolResult + Send + 'static,
+    ) -> CallToolResult {
+        let timeout = match secs(timeout_secs, default_secs) {
+            Ok(t) => t,
+            Err(e) => return refuse(&e, json!({})),
+        };
+        let status = Arc::new(Mutex::new(format!("{target}: {what}")));
+        let _progress = Progress::start(peer, &meta, timeout, status.clone());
+        let cancel = cancel_flag(&ct);
+        let gk = self.clone();
+        blocking(move || match gk.reach(&target) {
+            Ok((loc, first)) => job(Waiting {
+                gk,
+                loc,
+                first,
+                timeout,
+                cancel,
+                status,
+            }),
+            Err(e) => refuse(&e, json!({})),
+        })
+        .await
+    }
+}
+
 #[tool_router]
 impl Gatekeeper {
     #[tool(
@@ -635,19 +682,10 @@ impl Gatekeeper {
         peer: Peer<RoleServer>,
         ct: CancellationToken,
     ) -> CallToolResult {
-        let timeout = match secs(p.0.timeout_secs, 60.0) {
-            Ok(t) => t,
-            Err(e) => return refuse(&e, json!({})),
-        };
-        let status = Arc::new(Mutex::new(format!("{}: waiting", p.0.target)));
-        let _progress = Progress::start(peer, &meta, timeout, status.clone());
-        let cancel = cancel_flag(&ct);
-        let gk = self.clone();
-        blocking(move || {
-            let (loc, first) = match gk.reach(&p.0.target) {
-                Ok(v) => v,
-                Err(e) => return refuse(&e, json!({})),
-            };
+        let p = p.0;
+        self.long_wait(p.target, p.timeout_secs, 60.0, "waiting", (meta, peer, ct), |w| {
+            let (gk, loc, first, timeout, cancel, status) =
+                (w.gk, w.loc, w.first, w.timeout, w.cancel, w.status);
             let profile = match gk.profiles.get(first.identity.agent.as_deref().unwrap_or("")) {
                 Ok(p) => p,
                 Err(e) => return refuse(&e.to_string(), json!({})),
@@ -698,37 +736,34 @@ impl Gatekeeper {
         peer: Peer<RoleServer>,
         ct: CancellationToken,
     ) -> CallToolResult {
-        let timeout = match secs(p.0.timeout_secs, 600.0) {
-            Ok(t) => t,
-            Err(e) => return refuse(&e, json!({})),
-        };
-        let status = Arc::new(Mutex::new(format!("{}: waiting for the turn", p.0.target)));
-        let _progress = Progress::start(peer, &meta, timeout, status.clone());
-        let cancel = cancel_flag(&ct);
-        let gk = self.clone();
-        blocking(move || {
-            let (loc, o) = match gk.reach(&p.0.target) {
-                Ok(v) => v,
-                Err(e) => return refuse(&e, json!({})),
-            };
-            let agent = o.identity.agent.clone().unwrap_or_default();
-            match wait_turn(&gk, &agent, &loc.id, timeout, false, &cancel) {
-                Ok(v) if v["done"] == true => answer(
-                    &format!("{} turn done after {} ms", loc.id, v["turn_ms"]),
-                    v,
-                ),
-                Ok(v) => refuse(
-                    &format!(
-                        "{} turn not done: {} ({})",
-                        loc.id,
-                        v["state"].as_str().unwrap_or(""),
-                        v["reason"].as_str().unwrap_or("")
+        let p = p.0;
+        self.long_wait(
+            p.target,
+            p.timeout_secs,
+            600.0,
+            "waiting for the turn",
+            (meta, peer, ct),
+            |w| {
+                let (gk, loc, o, timeout, cancel) = (w.gk, w.loc, w.first, w.timeout, w.cancel);
+                let agent = o.identity.agent.clone().unwrap_or_default();
+                match wait_turn(&gk, &agent, &loc.id, timeout, false, &cancel) {
+                    Ok(v) if v["done"] == true => answer(
+                        &format!("{} turn done after {} ms", loc.id, v["turn_ms"]),
+                        v,
                     ),
-                    v,
-                ),
-                Err(e) => refuse(&format!("{}: {e}", loc.id), json!({"pane": loc.id})),
-            }
-        })
+                    Ok(v) => refuse(
+                        &format!(
+                            "{} turn not done: {} ({})",
+                            loc.id,
+                            v["state"].as_str().unwrap_or(""),
+                            v["reason"].as_str().unwrap_or("")
+                        ),
+                        v,
+                    ),
+                    Err(e) => refuse(&format!("{}: {e}", loc.id), json!({"pane": loc.id})),
+                }
+            },
+        )
         .await
     }
 
@@ -747,18 +782,12 @@ impl Gatekeeper {
                 Ok(v) => v,
                 Err(e) => return refuse(&e, json!({})),
             };
-            let item = crate::queue::Item {
-                id: crate::queue::new_id(),
-                server: gk.server.spec(),
-                pane: loc.id.clone(),
-                agent: o.identity.agent.clone(),
+            let item = crate::queue::Item::pending(
+                gk.server.spec(),
+                loc.id.clone(),
+                o.identity.agent.clone(),
                 body,
-                created_ms: crate::tmux::now_ms() as u64,
-                phase: "pending".into(),
-                attempts: 0,
-                last_receipt: None,
-                last_reason: None,
-            };
+            );
             match crate::queue::save(&crate::queue::dir(), &item) {
                 Ok(()) => answer(
                     &format!("queued {} for {}", item.id, loc.id),

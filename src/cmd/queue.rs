@@ -62,18 +62,7 @@ fn add(server: &Server, profiles: &Profiles, dir: &Path, a: QueueAddArgs) -> Res
             return Err(refusal(&state, &reason, false));
         }
     }
-    let item = Item {
-        id: queue::new_id(),
-        server: server.spec(),
-        pane,
-        agent: a.agent,
-        body,
-        created_ms: crate::tmux::now_ms() as u64,
-        phase: "pending".into(),
-        attempts: 0,
-        last_receipt: None,
-        last_reason: None,
-    };
+    let item = Item::pending(server.spec(), pane, a.agent, body);
     queue::save(dir, &item)?;
     out(&item.id)?;
     Ok(0)

@@ -10,17 +10,7 @@ use serde_json::{json, Value};
 use std::io::Write;
 use std::path::PathBuf;
 
-fn home() -> PathBuf {
-    PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/tmp".into()))
-}
-
-fn env_dir(var: &str, default: PathBuf) -> PathBuf {
-    std::env::var(var)
-        .ok()
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or(default)
-}
+use crate::hooks::{env_dir, home};
 
 fn append_line(path: &PathBuf, v: &Value) -> std::io::Result<()> {
     if let Some(d) = path.parent() {

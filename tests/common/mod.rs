@@ -71,20 +71,30 @@ impl TmuxServer {
         self.tmux_out(&args).trim().to_string()
     }
 
-    /// The fake agent in a new window, with a transcript in the temp dir.
+    /// The fake agent in a new window, with a transcript in the temp dir and a
+    /// HOME of its own (nothing of the user's is read or written).
     pub fn fake(&self, like: &str, extra: &[&str]) -> (String, PathBuf) {
+        let home = self.dir.path().join("fake-home");
+        self.fake_in(&home, like, extra)
+    }
+
+    /// [`fake`](Self::fake) with `home` as its HOME (made here; `CODEX_HOME` and
+    /// `CLAUDE_CONFIG_DIR` unset, so its agent's files are under `home`).
+    pub fn fake_in(&self, home: &Path, like: &str, extra: &[&str]) -> (String, PathBuf) {
         let transcript = self.dir.path().join(format!(
             "transcript-{}.jsonl",
             SEQ.fetch_add(1, Ordering::SeqCst)
         ));
+        let _ = std::fs::create_dir_all(home);
         let b = bin();
         let t = transcript.display().to_string();
-        // a HOME of its own: nothing of the user's is read or written
-        let home = self.dir.path().join("fake-home");
-        let _ = std::fs::create_dir_all(&home);
         let h = format!("HOME={}", home.display());
         let mut argv = vec![
             "env",
+            "-u",
+            "CODEX_HOME",
+            "-u",
+            "CLAUDE_CONFIG_DIR",
             &h,
             b.to_str().unwrap(),
             "fake-agent",
