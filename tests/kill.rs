@@ -11,22 +11,12 @@ use common::*;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-const THROTTLE: &str = r#"#!/usr/bin/env python3
+const THROTTLE: &str = r#"#!/bin/sh
 # A slow link: stdin reaches tmux in 64 KiB steps, 25 ms apart (~2.5 MB/s).
-import os, subprocess, sys, time
-p = subprocess.Popen(["tmux"] + sys.argv[1:], stdin=subprocess.PIPE)
-try:
-    while True:
-        b = os.read(0, 65536)
-        if not b:
-            break
-        p.stdin.write(b)
-        p.stdin.flush()
-        time.sleep(0.025)
-    p.stdin.close()
-except BrokenPipeError:
-    pass
-sys.exit(p.wait())
+while chunk=$(dd bs=65536 count=1 2>/dev/null | base64 -w0) && [ -n "$chunk" ]; do
+    printf %s "$chunk" | base64 -d
+    sleep 0.025
+done | tmux "$@"
 "#;
 
 fn body() -> Vec<u8> {
