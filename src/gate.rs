@@ -30,6 +30,9 @@ pub struct GateOpts {
     /// already shows when the wait begins (gemini draws its prompt, holds it still
     /// for up to ~0.7 s, and then moves it when its banner lands).
     pub process_age: Option<Duration>,
+    /// Set by a caller that gave up (an MCP client's cancellation): the gate
+    /// stops at its next look, before anything is typed.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// A foreground job younger than this may still be starting up: see `process_age`.
@@ -45,6 +48,7 @@ impl Default for GateOpts {
             wait_dialog: false,
             settle_after_start: None,
             process_age: None,
+            cancel: None,
         }
     }
 }
@@ -195,6 +199,15 @@ pub fn wait(
         profile.capability().startup_settle_ms,
     ));
     loop {
+        if opts
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst))
+        {
+            return Err(crate::error::Error::Other(
+                "cancelled while waiting; nothing typed".into(),
+            ));
+        }
         let screen = read()?;
         polls += 1;
         let now = clock.now();

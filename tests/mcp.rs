@@ -195,7 +195,7 @@ async fn refuses_dialogs_shells_the_caller_and_panes_outside_allow() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_wait_stops_and_the_server_keeps_answering() {
     let srv = TmuxServer::new(120, 40, &[]);
-    let (pane, _) = srv.fake("gemini", &["--busy-ms", "60000"]);
+    let (pane, transcript) = srv.fake("gemini", &["--busy-ms", "60000"]);
     srv.wait_state(&pane, "ready", 10.0);
     srv.tmux(&["send-keys", "-t", &pane, "-l", "work"]);
     srv.tmux(&["send-keys", "-t", &pane, "Enter"]);
@@ -224,6 +224,38 @@ async fn a_cancelled_wait_stops_and_the_server_keeps_answering() {
     // the server is still there and answers
     let r = call(&c, "list_agents", json!({})).await;
     assert!(!is_error(&r), "{r:?}");
+
+    // a send that waits through busy stops when cancelled, with nothing typed
+    let params = CallToolRequestParams::new("send_prompt").with_arguments(
+        json!({"target": pane, "body": "never typed", "wait_busy": true, "timeout_secs": 600})
+            .as_object()
+            .cloned()
+            .unwrap(),
+    );
+    let handle = c
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(Request::new(params)),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    handle.cancel(Some("enough".into())).await.unwrap();
+    let log = srv.dir.path().join("deliveries.jsonl");
+    let t = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("cancelled while waiting; nothing typed") {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "no cancelled send in the log: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(prompts(&transcript), vec!["work"]);
+    assert!(!srv.capture(&pane).contains("never typed"));
     let _ = c.cancel().await;
 }
 

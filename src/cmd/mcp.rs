@@ -609,7 +609,8 @@ impl Gatekeeper {
                     *s = format!("{hook_pane}: {phase}");
                 }
             };
-            let shared = send::Shared::new(Duration::from_millis(2));
+            // a cancelled request stops the gate before anything is typed
+            let shared = send::Shared::new(Duration::from_millis(2)).with_cancel(cancel.clone());
             let o = send::deliver_to(
                 &gk.server,
                 &gk.profiles,

@@ -205,15 +205,25 @@ pub struct Shared {
     conn: Option<crate::tmux::SharedControl>,
     /// Draw the live status line while the gate waits (one target, not --json).
     live: bool,
+    /// Set when the caller gives up (MCP cancellation): the gate stops before typing.
+    cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Shared {
+    /// A caller that can give up: once `flag` is set, a gate still waiting stops
+    /// (nothing typed); a send that has begun typing finishes.
+    pub fn with_cancel(mut self, flag: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Shared {
+        self.cancel = Some(flag);
+        self
+    }
+
     pub fn new(stagger: Duration) -> Shared {
         Shared {
             last_submit: std::sync::Mutex::new(None),
             stagger,
             conn: None,
             live: false,
+            cancel: None,
         }
     }
 
@@ -358,6 +368,7 @@ pub fn deliver_to(
                 &pane,
                 first.take(),
                 &mut live,
+                shared.cancel.clone(),
             )
         } {
             Ok(g) => g,
@@ -586,8 +597,10 @@ fn run_gate(
     pane: &str,
     mut first: Option<Screen>,
     live: &mut super::live::Live,
+    cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 ) -> Result<GateResult> {
     let mut opts = super::wait::opts(&a.gate);
+    opts.cancel = cancel;
     if a.when_ready {
         opts.wait_busy = true;
         opts.timeout = opts.timeout.max(Duration::from_secs(600));

@@ -17,6 +17,7 @@ pub fn opts(g: &GateFlags) -> GateOpts {
         wait_dialog: g.wait_dialog,
         settle_after_start: g.settle.map(Duration::from_millis),
         process_age: None,
+        cancel: None,
     }
 }
 
