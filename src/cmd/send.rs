@@ -364,11 +364,10 @@ pub fn deliver_to(
                 &mut tmux,
                 profiles,
                 profile,
-                a,
+                (a, shared),
                 &pane,
                 first.take(),
                 &mut live,
-                shared.cancel.clone(),
             )
         } {
             Ok(g) => g,
@@ -593,14 +592,13 @@ fn run_gate(
     tmux: &mut Control,
     profiles: &Profiles,
     profile: &Profile,
-    a: &SendArgs,
+    (a, shared): (&SendArgs, &Shared),
     pane: &str,
     mut first: Option<Screen>,
     live: &mut super::live::Live,
-    cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 ) -> Result<GateResult> {
     let mut opts = super::wait::opts(&a.gate);
-    opts.cancel = cancel;
+    opts.cancel = shared.cancel.clone();
     if a.when_ready {
         opts.wait_busy = true;
         opts.timeout = opts.timeout.max(Duration::from_secs(600));
