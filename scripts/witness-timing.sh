@@ -9,6 +9,7 @@
 # Starts claude offline (scripts/real-agents.sh start claude ready 120 40, with two
 # API retries so that a turn lasts ~2 s), types a prompt, presses Enter, and polls
 # the three signals every ~5 ms. Prints one line per round and the medians.
+# Needs: python3 (the polling loop), npm (to install claude if missing).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rounds=${1:-5}
