@@ -44,6 +44,11 @@ pub struct RecordDef {
     /// The agent trims whitespace from the end of a prompt it stores.
     #[serde(default)]
     pub trims_trailing: bool,
+    /// A regex for a wrapper the agent puts around (part of) a prompt it stores;
+    /// each match is replaced by its group `text` (Claude 2.1.332 stores a paste
+    /// as `<pasted_content id="X">` … `</pasted_content id="X">`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unwrap: Option<String>,
     /// How long after the submit to wait for the entry, at most.
     #[serde(default = "wait_ms")]
     pub wait_ms: u64,
@@ -354,7 +359,7 @@ fn entry_text(def: &RecordDef, v: &serde_json::Value) -> Option<String> {
             return None;
         }
     }
-    match field(v, &def.text)? {
+    let text = match field(v, &def.text)? {
         serde_json::Value::String(s) => Some(s.clone()),
         serde_json::Value::Array(parts) => {
             let texts: Vec<&str> = parts
@@ -369,7 +374,11 @@ fn entry_text(def: &RecordDef, v: &serde_json::Value) -> Option<String> {
             (!texts.is_empty()).then(|| texts.concat())
         }
         _ => None,
-    }
+    }?;
+    Some(match def.unwrap.as_deref().map(regex::Regex::new) {
+        Some(Ok(re)) => re.replace_all(&text, "$text").into_owned(),
+        _ => text,
+    })
 }
 
 fn field<'a>(v: &'a serde_json::Value, dotted: &str) -> Option<&'a serde_json::Value> {
@@ -543,8 +552,19 @@ mod tests {
             filter: BTreeMap::from([("type".into(), "user".into())]),
             tab_width: Some(4),
             trims_trailing: true,
+            unwrap: None,
             wait_ms: 10,
         }
+    }
+
+    /// The claude profile's `unwrap`.
+    const CLAUDE_UNWRAP: &str = r#"(?:\n\n)?<pasted_content id="[^"]*">\n(?P<text>(?s:.*?))\n</pasted_content id="[^"]*">\n?"#;
+
+    #[test]
+    fn the_claude_profile_unwraps_as_tested() {
+        let p = crate::profile::Profiles::builtin();
+        let d = p.get("claude").unwrap().def.record.clone().unwrap();
+        assert_eq!(d.unwrap.as_deref(), Some(CLAUDE_UNWRAP));
     }
 
     #[test]
@@ -585,6 +605,14 @@ mod tests {
         let v: serde_json::Value =
             serde_json::from_str(r#"{"type":"assistant","message":{"content":"x"}}"#).unwrap();
         assert_eq!(entry_text(&d, &v), None);
+        // Claude 2.1.332 wraps a paste (after any typed text)
+        let d = RecordDef {
+            unwrap: Some(CLAUDE_UNWRAP.into()),
+            ..def("message.content")
+        };
+        let v = serde_json::json!({"type": "user", "message": {"content":
+            "typed first\n\n<pasted_content id=\"490f\">\nline one\nline two\n</pasted_content id=\"490f\">\n"}});
+        assert_eq!(entry_text(&d, &v).as_deref(), Some("typed firstline one\nline two"));
     }
 
     #[test]
