@@ -612,7 +612,10 @@ mod tests {
         };
         let v = serde_json::json!({"type": "user", "message": {"content":
             "typed first\n\n<pasted_content id=\"490f\">\nline one\nline two\n</pasted_content id=\"490f\">\n"}});
-        assert_eq!(entry_text(&d, &v).as_deref(), Some("typed firstline one\nline two"));
+        assert_eq!(
+            entry_text(&d, &v).as_deref(),
+            Some("typed firstline one\nline two")
+        );
     }
 
     #[test]

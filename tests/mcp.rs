@@ -37,6 +37,22 @@ async fn call(c: &Client, tool: &str, args: Value) -> CallToolResult {
     c.call_tool(p).await.expect("tool call")
 }
 
+/// A tool call the client can cancel while it runs.
+async fn cancellable(
+    c: &Client,
+    tool: &str,
+    args: Value,
+) -> rmcp::service::RequestHandle<RoleClient> {
+    let p = CallToolRequestParams::new(tool.to_string())
+        .with_arguments(args.as_object().cloned().unwrap_or_default());
+    c.send_cancellable_request(
+        ClientRequest::CallToolRequest(Request::new(p)),
+        PeerRequestOptions::no_options(),
+    )
+    .await
+    .unwrap()
+}
+
 fn structured(r: &CallToolResult) -> Value {
     r.structured_content.clone().unwrap_or(Value::Null)
 }
@@ -201,19 +217,12 @@ async fn a_cancelled_wait_stops_and_the_server_keeps_answering() {
     srv.tmux(&["send-keys", "-t", &pane, "Enter"]);
     srv.wait_state(&pane, "busy", 10.0);
     let c = connect(&srv, None, &[]).await;
-    let params = CallToolRequestParams::new("wait_ready").with_arguments(
-        json!({"target": pane, "timeout_secs": 600})
-            .as_object()
-            .cloned()
-            .unwrap(),
-    );
-    let handle = c
-        .send_cancellable_request(
-            ClientRequest::CallToolRequest(Request::new(params)),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .unwrap();
+    let handle = cancellable(
+        &c,
+        "wait_ready",
+        json!({"target": pane, "timeout_secs": 600}),
+    )
+    .await;
     // meanwhile other calls are answered at once
     let t = Instant::now();
     let r = call(&c, "agent_state", json!({"target": pane})).await;
@@ -226,19 +235,9 @@ async fn a_cancelled_wait_stops_and_the_server_keeps_answering() {
     assert!(!is_error(&r), "{r:?}");
 
     // a send that waits through busy stops when cancelled, with nothing typed
-    let params = CallToolRequestParams::new("send_prompt").with_arguments(
-        json!({"target": pane, "body": "never typed", "wait_busy": true, "timeout_secs": 600})
-            .as_object()
-            .cloned()
-            .unwrap(),
-    );
-    let handle = c
-        .send_cancellable_request(
-            ClientRequest::CallToolRequest(Request::new(params)),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .unwrap();
+    let args =
+        json!({"target": pane, "body": "never typed", "wait_busy": true, "timeout_secs": 600});
+    let handle = cancellable(&c, "send_prompt", args).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     handle.cancel(Some("enough".into())).await.unwrap();
     let log = srv.dir.path().join("deliveries.jsonl");
