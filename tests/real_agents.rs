@@ -1136,7 +1136,9 @@ fn wrapped_run(name: &'static str, w: u16, h: u16) {
             a.capture()
         );
     }
-    a.wait_for("exited", 20.0, |st, _| st == "exited" || st == "not-agent");
+    // the shell back in front may still run its start-up files for a moment (a
+    // pyenv rehash, a `cat`): wait for it at its prompt
+    a.wait_for("exited", 30.0, |st, _| st == "exited");
     let o = a.pg(&["send", "--agent", name, "-t", &a.pane, "never"]);
     assert_eq!(code(&o), 25, "{name}: {}", text(&o.stderr));
     std::thread::sleep(Duration::from_millis(500));
