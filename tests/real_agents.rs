@@ -1137,8 +1137,20 @@ fn wrapped_run(name: &'static str, w: u16, h: u16) {
         );
     }
     // the shell back in front may still run its start-up files for a moment (a
-    // pyenv rehash, a `cat`): wait for it at its prompt
-    a.wait_for("exited", 30.0, |st, _| st == "exited");
+    // pyenv rehash, a `cat`, read as not-agent for what it is): wait until the
+    // shell itself is the foreground program
+    let t = Instant::now();
+    loop {
+        let (st, why) = a.state();
+        if (st == "exited" || st == "not-agent") && !why.contains("foreground program") {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "{name}: the shell never came back: {st} ({why})"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let o = a.pg(&["send", "--agent", name, "-t", &a.pane, "never"]);
     assert_eq!(code(&o), 25, "{name}: {}", text(&o.stderr));
     std::thread::sleep(Duration::from_millis(500));
