@@ -1097,7 +1097,9 @@ fn wrapped_run(name: &'static str, w: u16, h: u16) {
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .map(|l| l.strip_prefix("exec ").unwrap_or(l))
         .collect();
-    let cmd = format!("{}; exec bash", lines.join("; "));
+    // (--norc: the machine's ~/.bashrc may run a `pyenv rehash`, whose lock a
+    // stopped run leaves behind, and every later shell then waits 60 s for it)
+    let cmd = format!("{}; exec bash --norc --noprofile", lines.join("; "));
     // respawn-pane, not new-window: new-window on a `window-size manual` server
     // crashes tmux 3.3a
     let o = a.tmux(&["respawn-pane", "-k", "-t", &a.pane, "sh", "-c", &cmd]);
