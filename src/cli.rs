@@ -8,20 +8,9 @@ use std::path::PathBuf;
 #[derive(Parser, Debug)]
 #[command(name = "promptgate", version, about = "Get a prompt into an AI coding agent in a tmux pane exactly once", long_about = None)]
 pub struct Cli {
-    /// tmux server socket name (like `tmux -L`)
-    #[arg(
-        short = 'L',
-        value_name = "NAME",
-        value_parser = non_empty,
-        conflicts_with = "socket_path"
-    )]
-    pub socket_name: Option<String>,
-    /// tmux server socket path (like `tmux -S`)
-    #[arg(short = 'S', value_name = "PATH", value_parser = non_empty)]
-    pub socket_path: Option<String>,
-    /// Run tmux on HOST over ssh (same as PROMPTGATE_TMUX="ssh HOST tmux")
-    #[arg(long, value_name = "HOST", value_parser = non_empty)]
-    pub host: Option<String>,
+    /// The server flags given before the command
+    #[command(flatten)]
+    pub top: ServerArgs,
     /// Agent profiles file (default: $XDG_CONFIG_HOME/promptgate/agents.toml)
     #[arg(long, global = true, value_name = "FILE", env = "PROMPTGATE_PROFILES")]
     pub profiles: Option<PathBuf>,
@@ -121,11 +110,7 @@ pub struct ServerArgs {
 impl Cli {
     /// The server flags given before the command, overridden by those given after it.
     pub fn server(&self) -> ServerArgs {
-        let top = ServerArgs {
-            socket_name: self.socket_name.clone(),
-            socket_path: self.socket_path.clone(),
-            host: self.host.clone(),
-        };
+        let top = self.top.clone();
         let Some(sub) = self.command.server_args() else {
             return top;
         };

@@ -51,7 +51,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Plan(a) => plan::run(&profiles()?, a),
         Command::Profiles(a) => profiles::run(&profiles()?, cli.profiles.as_deref(), a),
         Command::Queue(a) => queue::run(&server, &profiles()?, a),
-        Command::Demo(a) => demo::run(&server, cli.host.is_some(), a),
+        Command::Demo(a) => demo::run(&server, srv.host.is_some(), a),
         Command::Status(a) => status::run(&server, &profiles()?, a),
         Command::Watch(a) => watch::run(&server, &profiles()?, a),
         Command::Mcp(a) => mcp::run(&server, profiles()?, a),
