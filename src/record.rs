@@ -91,13 +91,14 @@ pub struct StatusFile {
 }
 
 /// The status file of the agent under `pane_pid`, where its profile names one
-/// and it exists (a local agent, a release that keeps one).
-pub fn status_file(profile: &Profile, pane_pid: Option<u32>) -> Option<StatusFile> {
+/// and it exists (a local agent, a release that keeps one). `procs`: the
+/// processes under the pane when the caller has walked `/proc` already.
+pub fn status_file(profile: &Profile, pane_pid: Option<u32>, procs: &[Proc]) -> Option<StatusFile> {
     let def = profile.def.status.as_ref()?;
     if crate::tmux::is_remote() {
         return None;
     }
-    let agent = agent_process(profile, pane_pid?)?;
+    let agent = agent_process(profile, pane_pid?, procs)?;
     let env = environ(agent.pid)?;
     let cwd = std::fs::read_link(format!("/proc/{}/cwd", agent.pid)).ok()?;
     let path = expand(
@@ -225,7 +226,7 @@ pub fn mark(profile: &Profile, pane_pid: Option<u32>) -> std::result::Result<Mar
         return Err("tmux runs on another machine: its agents' records are not read".into());
     }
     let pane_pid = pane_pid.ok_or("tmux named no pane process")?;
-    let agent = agent_process(profile, pane_pid).ok_or_else(|| {
+    let agent = agent_process(profile, pane_pid, &[]).ok_or_else(|| {
         format!(
             "no {} process under pane process {pane_pid}",
             profile.name()
@@ -508,14 +509,26 @@ pub fn expand(
 }
 
 /// The agent's own process under the pane: the first whose name its profile lists.
-fn agent_process(profile: &Profile, pane_pid: u32) -> Option<Proc> {
+/// The agent's own process under the pane: the first whose name its profile
+/// lists, in `procs` or (when that is empty) in a fresh walk of `/proc`.
+fn agent_process(profile: &Profile, pane_pid: u32, procs: &[Proc]) -> Option<Proc> {
     let id = &profile.def.identify;
-    process_tree(pane_pid).into_iter().find(|p| {
-        id.processes
-            .iter()
-            .chain(id.commands.iter())
-            .any(|n| crate::identify::proc_matches(p, n))
-    })
+    let walked;
+    let procs = if procs.is_empty() {
+        walked = process_tree(pane_pid);
+        &walked
+    } else {
+        procs
+    };
+    procs
+        .iter()
+        .find(|p| {
+            id.processes
+                .iter()
+                .chain(id.commands.iter())
+                .any(|n| crate::identify::proc_matches(p, n))
+        })
+        .cloned()
 }
 
 fn environ(pid: u32) -> Option<BTreeMap<String, String>> {

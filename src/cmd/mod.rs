@@ -104,6 +104,9 @@ pub struct Observed {
     pub screen: Screen,
     pub identity: Identity,
     pub verdict: Verdict,
+    /// The agent's own status file (`[status]`), where it keeps one: found
+    /// once, so that later looks only read it.
+    pub status: Option<crate::record::StatusFile>,
 }
 
 pub fn observe(
@@ -161,19 +164,31 @@ pub fn observe_screen(
     pane: &str,
     screen: Screen,
 ) -> Result<Observed> {
+    observe_with(profiles, agent, pane, screen, None)
+}
+
+/// [`observe_screen`]; `known`: the agent's status file as an earlier look
+/// found it (`Some(None)`: it keeps none), so that this one walks no `/proc`.
+pub fn observe_with(
+    profiles: &Profiles,
+    agent: Option<&str>,
+    pane: &str,
+    screen: Screen,
+    known: Option<Option<crate::record::StatusFile>>,
+) -> Result<Observed> {
     let procs = match (agent, screen.pid) {
         (None, Some(pid)) if !crate::tmux::is_remote() => process_tree(pid),
         _ => Vec::new(),
     };
     let identity = identify(profiles, agent, &screen, &procs)?;
     let mut screen = screen;
+    let mut status = None;
     let verdict = match &identity.agent {
         Some(name) => {
             let p = profiles.get(name)?;
             // the agent's own state, where it publishes one
-            if let Some(f) = crate::record::status_file(p, screen.pid) {
-                screen.agent_status = f.read();
-            }
+            status = known.unwrap_or_else(|| crate::record::status_file(p, screen.pid, &procs));
+            screen.agent_status = status.as_ref().and_then(|f| f.read());
             detect(p, &screen)
         }
         None => not_agent(&screen, &identity),
@@ -183,6 +198,7 @@ pub fn observe_screen(
         screen,
         identity,
         verdict,
+        status,
     })
 }
 

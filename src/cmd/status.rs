@@ -7,7 +7,7 @@
 //! The tmux plugin's watcher (`promptgate watch`) keeps the same segment in the
 //! user options `@promptgate-status` (per session) and `@promptgate-status-all`.
 
-use super::{not_agent, observe_screen, out, Observed};
+use super::{not_agent, observe_screen, observe_with, out, Observed};
 use crate::detect::{is_shell, State};
 use crate::error::Result;
 use crate::identify::identify;
@@ -155,6 +155,8 @@ struct Seen {
     pid: Option<u32>,
     command: Option<String>,
     agent: Option<String>,
+    /// The agent's status file, found with the agent (read at every look).
+    status: Option<crate::record::StatusFile>,
     at: Instant,
 }
 
@@ -167,15 +169,15 @@ impl Identities {
                 && s.command == screen.command
                 && (s.agent.is_some() || s.at.elapsed() < NOBODY_TTL)
         });
-        let hit_agent = hit.map(|s| s.agent.clone());
+        let hit_agent = hit.map(|s| (s.agent.clone(), s.status.clone()));
         let was_hit = hit_agent.is_some();
         let o = match hit_agent {
-            Some(Some(a)) => {
-                let mut o = observe_screen(profiles, Some(&a), pane, screen)?;
+            Some((Some(a), status)) => {
+                let mut o = observe_with(profiles, Some(&a), pane, screen, Some(status))?;
                 o.identity.how = "remembered".into();
                 o
             }
-            Some(None) => {
+            Some((None, _)) => {
                 // nobody a moment ago: only the cheap checks (command, screen signature)
                 let identity = identify(profiles, None, &screen, &[])?;
                 match identity.agent.clone() {
@@ -185,6 +187,7 @@ impl Identities {
                         verdict: not_agent(&screen, &identity),
                         identity,
                         screen,
+                        status: None,
                     },
                 }
             }
@@ -201,6 +204,7 @@ impl Identities {
                 pid: o.screen.pid,
                 command: o.screen.command.clone(),
                 agent: o.identity.agent.clone(),
+                status: o.status.clone(),
                 at,
             },
         );

@@ -63,7 +63,7 @@ pub fn gate_live(
         l.begin(pane, &name, opts.timeout);
     }
     // the agent's own state file, found once, read at every look
-    let status = crate::record::status_file(profile, first.screen.pid);
+    let status = first.status.clone();
     let mut pending = Some(first.screen);
     let mut read = || {
         let s = match pending.take() {
