@@ -176,9 +176,7 @@ fn sigterm_before_typing_exits_by_the_signal_and_types_nothing() {
     let srv = TmuxServer::new(120, 40, &[]);
     let (pane, transcript) = srv.fake("claude", &["--busy-ms", "5000"]);
     srv.wait_state(&pane, "ready", 10.0);
-    srv.tmux(&["send-keys", "-t", &pane, "-l", "first"]);
-    srv.tmux(&["send-keys", "-t", &pane, "Enter"]);
-    srv.wait_state(&pane, "busy", 5.0);
+    srv.submit_by_hand(&pane, "first", 5.0);
     let child = srv
         .pg_cmd(&["send", "-t", &pane, "--wait-busy", "second"])
         .stdout(Stdio::piped())

@@ -213,9 +213,7 @@ async fn a_cancelled_wait_stops_and_the_server_keeps_answering() {
     let srv = TmuxServer::new(120, 40, &[]);
     let (pane, transcript) = srv.fake("gemini", &["--busy-ms", "60000"]);
     srv.wait_state(&pane, "ready", 10.0);
-    srv.tmux(&["send-keys", "-t", &pane, "-l", "work"]);
-    srv.tmux(&["send-keys", "-t", &pane, "Enter"]);
-    srv.wait_state(&pane, "busy", 10.0);
+    srv.submit_by_hand(&pane, "work", 10.0);
     let c = connect(&srv, None, &[]).await;
     let handle = cancellable(
         &c,

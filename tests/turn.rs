@@ -47,9 +47,7 @@ fn wait_until_done_waits_for_the_running_turn_or_its_timeout() {
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(code(&o), 0, "{r}");
     assert_eq!(r["saw_busy"], false, "{r}");
-    srv.tmux(&["send-keys", "-t", &pane, "-l", "work"]);
-    srv.tmux(&["send-keys", "-t", &pane, "Enter"]);
-    srv.wait_state(&pane, "busy", 5.0);
+    srv.submit_by_hand(&pane, "work", 5.0);
     let o = srv.pg(&["wait", "-t", &pane, "--until-done", "--json"]);
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(code(&o), 0, "{r}");
@@ -59,9 +57,7 @@ fn wait_until_done_waits_for_the_running_turn_or_its_timeout() {
         "{r}"
     );
     // a turn longer than --done-timeout: exit 20, with the hint
-    srv.tmux(&["send-keys", "-t", &pane, "-l", "more"]);
-    srv.tmux(&["send-keys", "-t", &pane, "Enter"]);
-    srv.wait_state(&pane, "busy", 5.0);
+    srv.submit_by_hand(&pane, "more", 5.0);
     let o = srv.pg(&["wait", "-t", &pane, "--until-done", "--done-timeout", "0.3"]);
     assert_eq!(code(&o), 20, "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("raise --done-timeout"));

@@ -151,6 +151,14 @@ impl TmuxServer {
         );
     }
 
+    /// A person types `text` and presses Enter; the agent is then busy (seen
+    /// within `secs`).
+    pub fn submit_by_hand(&self, pane: &str, text: &str, secs: f64) {
+        self.tmux(&["send-keys", "-t", pane, "-l", text]);
+        self.tmux(&["send-keys", "-t", pane, "Enter"]);
+        self.wait_state(pane, "busy", secs);
+    }
+
     pub fn capture(&self, pane: &str) -> String {
         self.tmux_out(&["capture-pane", "-p", "-t", pane])
     }
