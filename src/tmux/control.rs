@@ -403,7 +403,7 @@ impl Tmux for Control {
     fn read(&mut self, pane: &str) -> Result<Screen> {
         self.maybe_attach();
         let line =
-            format!("display-message -p -t {pane} '{READ_FORMAT}' ; capture-pane -p -t {pane}");
+            format!("display-message -p -t {pane} '{READ_FORMAT}' ; capture-pane -p -e -t {pane}");
         let issued = self.one_shot.issued();
         if let Some(Ok(v)) = self.exec(&line, Until::Blocks(2)) {
             let s = match (&v[0], &v[1]) {
@@ -539,7 +539,7 @@ impl Tmux for Control {
             let line = panes
                 .iter()
                 .map(|p| {
-                    format!("display-message -p -t {p} '{READ_FORMAT}'\ncapture-pane -p -t {p}")
+                    format!("display-message -p -t {p} '{READ_FORMAT}'\ncapture-pane -p -e -t {p}")
                 })
                 .collect::<Vec<_>>()
                 .join("\n");

@@ -378,11 +378,15 @@ pub(crate) fn parse_read(
         taken_at_ms: now_ms,
         ..Screen::default()
     };
-    s.rows = grid
-        .lines()
-        .map(|l| l.trim_end_matches([' ', '\r']).to_string())
-        .collect();
+    s.set_grid(grid);
+    // the read asked for attributes (`capture-pane -e`): a grid without escapes
+    // is all drawn plain
+    s.styles
+        .get_or_insert_with(|| vec![Vec::new(); s.rows.len()]);
     s.rows.truncate(s.height.max(1));
+    if let Some(st) = s.styles.as_mut() {
+        st.truncate(s.height.max(1));
+    }
     while s.rows.len() < s.height {
         s.rows.push(String::new());
     }

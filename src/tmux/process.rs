@@ -266,6 +266,7 @@ impl Tmux for Process {
                 ";",
                 "capture-pane",
                 "-p",
+                "-e",
                 "-t",
                 pane,
             ],
@@ -298,6 +299,7 @@ impl Tmux for Process {
                 ";",
                 "capture-pane",
                 "-p",
+                "-e",
                 "-t",
                 &t,
             ],
@@ -445,7 +447,7 @@ impl Tmux for Process {
                     args.push(";");
                 }
                 args.extend(["display-message", "-p", "-t", p, &head]);
-                args.extend([";", "capture-pane", "-p", "-t", p]);
+                args.extend([";", "capture-pane", "-p", "-e", "-t", p]);
             }
             let issued = self.issued();
             let parsed = self
