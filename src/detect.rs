@@ -653,7 +653,15 @@ fn find_marker_in(
         ));
     }
     let (from, to) = region.unwrap_or((0, s.rows.len()));
-    let cursor_row = s.cursor.map(|c| c.1);
+    // The cursor's row; on a blank row (the new line a draft ends in), the last
+    // row of text above it.
+    let cursor_row = s.cursor.map(|c| c.1).map(|y| {
+        if s.row(y).trim().is_empty() && y > 0 && !s.row(y - 1).trim().is_empty() {
+            y - 1
+        } else {
+            y
+        }
+    });
     let fixed = d.row.map(|r| {
         if r >= 0 {
             r as usize

@@ -148,7 +148,8 @@ pub struct MarkerDef {
     /// Only rows within this many rows below the composer block count.
     #[serde(default)]
     pub below: Option<usize>,
-    /// The marker must be on the cursor row.
+    /// The marker must be on the cursor row (or, when the cursor sits on a blank
+    /// row, on the row of text right above it: a draft that ends in a new line).
     #[serde(default)]
     pub cursor_row: bool,
     /// Only rows counted from the bottom (`-1` is the last row).
