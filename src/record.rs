@@ -178,6 +178,14 @@ impl HookMark {
         HookMark { path, since }
     }
 
+    /// The end-of-turn event (`Stop`, `AfterAgent`) since the mark, as `hook EVENT`.
+    pub fn turn_end(&self) -> Option<String> {
+        crate::hooks::events_since(&self.path, self.since)
+            .iter()
+            .find(|e| crate::hooks::is_turn_end_event(e))
+            .map(|e| format!("hook {}", e["event"].as_str().unwrap_or("")))
+    }
+
     /// A prompt event since the mark whose prompt is the body: proof.
     pub fn prove(&self, def: Option<&RecordDef>, body: &str) -> Option<Proof> {
         let events = crate::hooks::events_since(&self.path, self.since);

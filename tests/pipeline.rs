@@ -390,7 +390,15 @@ fn the_turn_ends_busy_then_ready() {
             i += 1;
             Ok(s)
         };
-        promptgate::gate::wait_turn(p, &clock, Duration::from_secs(60), fresh, &mut read).unwrap()
+        promptgate::gate::wait_turn(
+            p,
+            &clock,
+            Duration::from_secs(60),
+            fresh,
+            &mut read,
+            &mut || None,
+        )
+        .unwrap()
     };
     let idle = "claude/09-idle-after-apikey";
     let busy = "claude/13-submit-3s";
@@ -410,4 +418,42 @@ fn the_turn_ends_busy_then_ready() {
     // busy for ever: timed out
     let t = turn(&[busy], true);
     assert!(!t.done && t.timed_out, "{t:?}");
+    assert_eq!(t.ended_by, None);
+    assert_eq!(
+        turn(&[busy, idle], true).ended_by.as_deref(),
+        Some("screen")
+    );
+
+    // the agent's Stop hook ends the turn while the screen still shows it busy,
+    // but never over a dialog on screen
+    let hooked = |frames: &[&str], stop_at: usize| {
+        let screens: Vec<Screen> = frames.iter().map(|f| fixture(f)).collect();
+        let clock = FakeClock(Cell::new(Duration::ZERO));
+        let (mut i, mut looks) = (0, 0);
+        let mut read = || {
+            let s = screens[i.min(screens.len() - 1)].clone();
+            i += 1;
+            Ok(s)
+        };
+        let mut hook = || {
+            looks += 1;
+            (looks > stop_at).then(|| "hook Stop".to_string())
+        };
+        promptgate::gate::wait_turn(
+            p,
+            &clock,
+            Duration::from_secs(60),
+            true,
+            &mut read,
+            &mut hook,
+        )
+        .unwrap()
+    };
+    let t = hooked(&[busy], 3);
+    assert!(t.done && t.saw_busy, "{t:?}");
+    assert_eq!(t.ended_by.as_deref(), Some("hook Stop"));
+    assert_eq!(t.turn_ms, 300);
+    assert!(t.reason.contains("hook Stop"), "{t:?}");
+    let t = hooked(&["claude/04-trust-dialog"], 0);
+    assert!(!t.done && t.state.to_string() == "dialog:trust", "{t:?}");
 }

@@ -349,6 +349,11 @@ pub fn until_done(
 ) -> Result<crate::gate::Turn> {
     let profile = profiles.get(agent)?;
     let mut tmux = crate::tmux::Control::new(server.clone(), pane);
+    let hooks = tmux
+        .server_key()
+        .ok()
+        .map(|key| crate::record::HookMark::new(&key, pane));
+    let mut hook_end = || hooks.as_ref().and_then(|h| h.turn_end());
     let mut read = || {
         if cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst)) {
             return Err(Error::Other("cancelled".into()));
@@ -361,6 +366,7 @@ pub fn until_done(
         timeout,
         fresh,
         &mut read,
+        &mut hook_end,
     )
 }
 
