@@ -10,6 +10,7 @@ pub mod deliver;
 pub mod detect;
 pub mod error;
 pub mod fake_agent;
+pub mod files;
 pub mod gate;
 pub mod hooks;
 pub mod identify;
