@@ -1,7 +1,7 @@
 //! Proof from the agent itself: its own record of the prompts it received.
 //!
 //! Each agent appends every prompt it takes to a file (Claude Code its session
-//! transcript, Codex `history.jsonl`, Gemini `logs.json`). Where that is, and
+//! transcript, Codex its session rollout, Gemini `logs.json`). Where that is, and
 //! which field holds the text, is profile data (`[record]`), never code. Before
 //! the first byte is typed the record is marked (the size of each file); after
 //! the submit only what was appended since is read (the file is tailed, never
@@ -28,7 +28,8 @@ pub struct RecordDef {
     /// The file: `~` is the agent's HOME; `{cwd}` its directory, `{cwd_dashed}`
     /// that with every character but ASCII letters and digits as `-`,
     /// `{cwd_name}` its last component; `{env:NAME|fallback}` a variable of the
-    /// agent's environment. A `*` in the last component matches any name.
+    /// agent's environment. A `*` in a component matches any name (the newest
+    /// files and directories first).
     pub path: String,
     /// `jsonl` (one JSON object a line, appended) or `json-array` (one array).
     #[serde(default)]
@@ -53,6 +54,11 @@ pub struct RecordDef {
     /// How long after the submit to wait for the entry, at most.
     #[serde(default = "wait_ms")]
     pub wait_ms: u64,
+    /// How long to wait instead when the agent process is under a minute old:
+    /// an agent may hold a prompt it took during its start-up until that is
+    /// over, and record it only then (Codex). Default: `wait_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_wait_ms: Option<u64>,
 }
 
 fn wait_ms() -> u64 {
@@ -223,6 +229,8 @@ pub struct Mark {
     before: BTreeMap<PathBuf, u64>,
     /// This machine, or tmux's through its ssh.
     files: crate::files::Files,
+    /// How long to wait for the entry after the submit.
+    wait: Duration,
 }
 
 /// Mark the record of the agent under `pane_pid` before anything is typed;
@@ -262,6 +270,13 @@ pub fn mark(profile: &Profile, pane_pid: Option<u32>) -> std::result::Result<Mar
     if !kept {
         return Err(format!("no record at {}", pattern.display()));
     }
+    // a young agent may record a prompt only once its start-up is over
+    let young = !files.is_remote()
+        && crate::identify::process_age(agent.pid).is_some_and(|a| a < Duration::from_secs(60));
+    let wait = Duration::from_millis(match def.startup_wait_ms {
+        Some(ms) if young => ms.max(def.wait_ms),
+        _ => def.wait_ms,
+    });
     let before = matching(&files, &pattern)
         .into_iter()
         .map(|p| {
@@ -274,6 +289,7 @@ pub fn mark(profile: &Profile, pane_pid: Option<u32>) -> std::result::Result<Mar
         pattern,
         before,
         files,
+        wait,
     })
 }
 
@@ -282,7 +298,7 @@ impl Mark {
     /// the mark, and judge it against `body` (the text as sent).
     pub fn prove(&self, body: &str) -> Proof {
         let start = Instant::now();
-        let deadline = start + Duration::from_millis(self.def.wait_ms);
+        let deadline = start + self.wait;
         loop {
             let (path, entries) = self.appended();
             if !entries.is_empty() || Instant::now() >= deadline {
@@ -431,17 +447,29 @@ fn count(files: &crate::files::Files, def: &RecordDef, path: &Path) -> u64 {
     }
 }
 
-/// The files a pattern names: itself, or with a `*` in its last component,
-/// every matching file of its directory (newest first).
+/// The files a pattern names: itself, or, with a `*` in some of its components
+/// (`sessions/*/*/*/rollout-*.jsonl`), every file that matches, newest first
+/// (the newest directory first at each level).
 fn matching(files: &crate::files::Files, pattern: &Path) -> Vec<PathBuf> {
-    let name = pattern
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let Some((pre, post)) = name.split_once('*') else {
+    let comps: Vec<String> = pattern
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let Some(first_glob) = comps.iter().position(|c| c.contains('*')) else {
         return vec![pattern.to_path_buf()];
     };
-    files.list(pattern.parent().unwrap_or(Path::new("/")), pre, post)
+    let mut found = vec![comps[..first_glob].iter().collect::<PathBuf>()];
+    for c in &comps[first_glob..] {
+        found = match c.split_once('*') {
+            None => found.into_iter().map(|d| d.join(c)).collect(),
+            Some((pre, post)) => found
+                .iter()
+                // a handful of the newest at each level is plenty
+                .flat_map(|d| files.list(d, pre, post).into_iter().take(8))
+                .collect(),
+        };
+    }
+    found
 }
 
 /// `path` with `~`, `{cwd}`, `{cwd_dashed}`, `{cwd_name}` and `{env:NAME|fallback}`
@@ -545,6 +573,7 @@ mod tests {
             trims_trailing: true,
             unwrap: None,
             wait_ms: 10,
+            startup_wait_ms: None,
         }
     }
 
@@ -639,6 +668,7 @@ mod tests {
         let m = Mark {
             before: BTreeMap::from([(f.clone(), std::fs::metadata(&f).unwrap().len())]),
             files: crate::files::Files::Local,
+            wait: Duration::from_millis(10),
             pattern: f.clone(),
             def: d,
         };
