@@ -3,6 +3,8 @@
 //! The codes are part of the interface (scripts branch on them) and are
 //! documented in the README's "Exit codes" table. Never renumber.
 
+use crate::detect::State;
+use crate::verify::Receipt;
 use thiserror::Error;
 
 /// Exit codes. `0` is success (for `send`: receipt `consumed`).
@@ -81,11 +83,143 @@ pub enum Error {
     Other(String),
 }
 
+/// What a refusal is about; each has its one exit code ([`Refused::code`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// The gate waited its whole timeout (or the state has no refusal of its own).
+    Timeout,
+    Dialog,
+    Busy,
+    InMode,
+    NotAgent,
+    Exited,
+    Draft,
+    /// The pane went away after the submit key (the delivery failed).
+    Gone,
+    /// Another watcher holds the queue.
+    Locked,
+}
+
+impl Refused {
+    /// The refusal for a pane left in `state` (`timed_out`: the gate's timeout ran out).
+    pub fn of(state: &State, timed_out: bool) -> Refused {
+        match state {
+            _ if timed_out => Refused::Timeout,
+            State::Dialog(_) => Refused::Dialog,
+            State::Busy => Refused::Busy,
+            State::InMode => Refused::InMode,
+            State::NotAgent => Refused::NotAgent,
+            State::Exited => Refused::Exited,
+            State::Draft => Refused::Draft,
+            _ => Refused::Timeout,
+        }
+    }
+
+    pub fn code(self) -> i32 {
+        match self {
+            Refused::Timeout => code::TIMEOUT,
+            Refused::Dialog => code::REFUSED_DIALOG,
+            Refused::Busy => code::REFUSED_BUSY,
+            Refused::InMode => code::REFUSED_MODE,
+            Refused::NotAgent => code::REFUSED_NOT_AGENT,
+            Refused::Exited => code::REFUSED_EXITED,
+            Refused::Draft => code::REFUSED_DRAFT,
+            Refused::Gone => code::DELIVERY_FAILED,
+            Refused::Locked => code::LOCKED,
+        }
+    }
+}
+
 /// Why the gate (or a guard) refused to type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
-    pub code: i32,
+    pub why: Refused,
     pub message: String,
+}
+
+impl Error {
+    /// A refusal of `why`, in `message`'s words.
+    pub fn refused(why: Refused, message: impl Into<String>) -> Error {
+        Error::Refused(Refusal {
+            why,
+            message: message.into(),
+        })
+    }
+}
+
+/// The refusal (with its exit code) for a pane that is not ready to be typed into.
+pub fn refusal(state: &State, reason: &str, timed_out: bool) -> Error {
+    let why = Refused::of(state, timed_out);
+    let what = match why {
+        Refused::Dialog => "refused: a dialog is open, nothing typed",
+        Refused::Busy => "refused: the agent is busy (use --wait-busy to wait)",
+        Refused::InMode => "refused: the pane is in copy/view mode (use --cancel-mode)",
+        Refused::NotAgent => "refused: no agent runs in this pane (use --agent NAME if one does)",
+        Refused::Exited => "refused: the agent has exited",
+        Refused::Draft => "refused: the composer holds a draft (use --replace-draft)",
+        _ => "not ready",
+    };
+    let hint = if why == Refused::Timeout {
+        "; to wait longer, raise --timeout SECS"
+    } else {
+        ""
+    };
+    Error::refused(why, format!("{what}: {reason}{hint}"))
+}
+
+/// Why `wait` ended without `ready`, with the same exit codes as `send`'s
+/// refusals ([`refusal`]), in words that fit a command that never types.
+pub fn not_ready(state: &State, reason: &str, timed_out: bool) -> Error {
+    let why = Refused::of(state, timed_out);
+    let what = match why {
+        Refused::Timeout if timed_out => {
+            format!("not ready: {reason}; to wait longer, raise --timeout SECS")
+        }
+        Refused::Dialog => format!(
+            "not ready: a dialog is open: {reason}; wait stops at a dialog (a person must answer it; --wait-dialog waits until one does)"
+        ),
+        Refused::InMode => format!("not ready: the pane is in copy/view mode: {reason}"),
+        Refused::NotAgent => format!(
+            "not ready: no agent runs in this pane (use --agent NAME if one does): {reason}"
+        ),
+        Refused::Exited => format!("not ready: the agent has exited: {reason}"),
+        Refused::Draft => format!("not ready: the composer holds a draft: {reason}"),
+        Refused::Busy => format!("not ready: the agent is busy: {reason}"),
+        _ => format!("not ready: {reason}"),
+    };
+    Error::refused(why, what)
+}
+
+/// The exit code of a receipt: 0 for `consumed`.
+pub fn receipt_code(r: &Receipt) -> i32 {
+    match r {
+        Receipt::Consumed => 0,
+        Receipt::Queued => code::RECEIPT_QUEUED,
+        Receipt::Stranded => code::RECEIPT_STRANDED,
+        Receipt::Refused => code::RECEIPT_REFUSED,
+        Receipt::Unknown => code::RECEIPT_UNKNOWN,
+        Receipt::Mangled => code::RECEIPT_MANGLED,
+    }
+}
+
+/// The exit code of a fan-out where `consumed` of `total` targets took the prompt.
+pub fn fanout_code(consumed: usize, total: usize) -> i32 {
+    if consumed == total {
+        0
+    } else if consumed > 0 {
+        code::FANOUT_PARTIAL
+    } else {
+        code::FANOUT_NONE
+    }
+}
+
+/// The exit code of a turn's end: 0 done; else as a refusal of its last state.
+pub fn turn_code(t: &crate::gate::Turn) -> i32 {
+    if t.done {
+        0
+    } else {
+        Refused::of(&t.state, t.timed_out).code()
+    }
 }
 
 impl std::fmt::Display for Refusal {
@@ -106,7 +240,7 @@ impl Error {
             Error::ScreenFile { .. } => code::SCREEN_FILE,
             Error::BadBody(_) => code::BAD_BODY,
             Error::Usage(_) => code::USAGE,
-            Error::Refused(r) => r.code,
+            Error::Refused(r) => r.why.code(),
             Error::PaneChanged(..) => code::PANE_CHANGED,
             Error::Locked(..) => code::LOCKED,
             Error::DeliveryFailed { .. } => code::DELIVERY_FAILED,

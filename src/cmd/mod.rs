@@ -21,7 +21,7 @@ pub mod watch;
 
 use crate::cli::{Cli, Command};
 use crate::detect::{detect, Evidence, State, Verdict};
-use crate::error::{code, Error, Refusal, Result};
+use crate::error::{Error, Result};
 use crate::identify::{identify, process_tree, Identity};
 use crate::profile::Profiles;
 use crate::screen::Screen;
@@ -225,38 +225,7 @@ pub fn not_agent(screen: &Screen, id: &Identity) -> Verdict {
     }
 }
 
-/// The refusal (with its exit code) for a pane that is not ready.
-pub fn refusal(state: &State, reason: &str, timed_out: bool) -> Error {
-    let c = match state {
-        _ if timed_out => code::TIMEOUT,
-        State::Dialog(_) => code::REFUSED_DIALOG,
-        State::Busy => code::REFUSED_BUSY,
-        State::InMode => code::REFUSED_MODE,
-        State::NotAgent => code::REFUSED_NOT_AGENT,
-        State::Exited => code::REFUSED_EXITED,
-        State::Draft => code::REFUSED_DRAFT,
-        _ => code::TIMEOUT,
-    };
-    let what = match state {
-        _ if timed_out => "not ready",
-        State::Dialog(_) => "refused: a dialog is open, nothing typed",
-        State::Busy => "refused: the agent is busy (use --wait-busy to wait)",
-        State::InMode => "refused: the pane is in copy/view mode (use --cancel-mode)",
-        State::NotAgent => "refused: no agent runs in this pane (use --agent NAME if one does)",
-        State::Exited => "refused: the agent has exited",
-        State::Draft => "refused: the composer holds a draft (use --replace-draft)",
-        _ => "not ready",
-    };
-    let hint = if c == code::TIMEOUT {
-        "; to wait longer, raise --timeout SECS"
-    } else {
-        ""
-    };
-    Error::Refused(Refusal {
-        code: c,
-        message: format!("{what}: {reason}{hint}"),
-    })
-}
+pub use crate::error::{refusal, turn_code};
 
 static REPORTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -362,15 +331,6 @@ pub fn until_done(
         fresh,
         &mut read,
     )
-}
-
-/// The exit code of a turn's end: 0 done; else as a refusal of its last state.
-pub fn turn_code(t: &crate::gate::Turn) -> i32 {
-    if t.done {
-        0
-    } else {
-        refusal(&t.state, &t.reason, t.timed_out).exit_code()
-    }
 }
 
 /// The plain line for a turn's end.

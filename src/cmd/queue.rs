@@ -3,7 +3,7 @@
 use super::{observe, observe_at_launch, out, read_body, refusal, target};
 use crate::cli::{QueueAddArgs, QueueArgs, QueueCmd, QueueRunArgs, SendArgs};
 use crate::detect::State;
-use crate::error::{code, Error, Refusal, Result};
+use crate::error::{code, Error, Refused, Result};
 use crate::gate::SystemClock;
 use crate::lock::PaneLock;
 use crate::plan::{plan, sanitise};
@@ -172,10 +172,10 @@ fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> R
         Duration::from_millis(50),
     )
     .map_err(|_| {
-        Error::Refused(Refusal {
-            code: code::LOCKED,
-            message: format!("a queue watcher already runs for {}", server.spec()),
-        })
+        Error::refused(
+            Refused::Locked,
+            format!("a queue watcher already runs for {}", server.spec()),
+        )
     })?;
     let spec = server.spec();
     let start = Instant::now();

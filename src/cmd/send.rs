@@ -5,7 +5,7 @@ use super::{observe, observe_at_launch, out, read_body, refusal, secs, target};
 use crate::cli::SendArgs;
 use crate::deliver::{check_same_pane, ensure_same_pane, press, settle, submit, type_body, Typed};
 use crate::detect::{detect, State};
-use crate::error::{code, Error, Refusal, Result};
+use crate::error::{fanout_code, receipt_code, Error, Refused, Result};
 use crate::gate::{Clock, GateResult, SystemClock};
 use crate::lock::PaneLock;
 use crate::plan::{plan_for_pane, sanitise, Plan};
@@ -114,13 +114,7 @@ pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32>
     });
     let consumed = outcomes.iter().filter(|o| o.code == 0).count();
     let total = outcomes.len();
-    let exit = if consumed == total {
-        0
-    } else if consumed > 0 {
-        code::FANOUT_PARTIAL
-    } else {
-        code::FANOUT_NONE
-    };
+    let exit = fanout_code(consumed, total);
     let rows: Vec<serde_json::Value> = outcomes
         .iter()
         .map(|o| {
@@ -188,10 +182,10 @@ fn select_targets(server: &Server, profiles: &Profiles, a: &SendArgs) -> Result<
         }
     }
     if panes.is_empty() {
-        return Err(Error::Refused(Refusal {
-            code: code::REFUSED_NOT_AGENT,
-            message: "no agent panes to send to".into(),
-        }));
+        return Err(Error::refused(
+            Refused::NotAgent,
+            "no agent panes to send to",
+        ));
     }
     Ok(panes)
 }
@@ -520,17 +514,6 @@ fn forced(a: &SendArgs) -> bool {
     a.force || std::env::var("PROMPTGATE_GATE").is_ok_and(|v| v == "off" || v == "0")
 }
 
-fn receipt_code(r: &Receipt) -> i32 {
-    match r {
-        Receipt::Consumed => 0,
-        Receipt::Queued => code::RECEIPT_QUEUED,
-        Receipt::Stranded => code::RECEIPT_STRANDED,
-        Receipt::Refused => code::RECEIPT_REFUSED,
-        Receipt::Unknown => code::RECEIPT_UNKNOWN,
-        Receipt::Mangled => code::RECEIPT_MANGLED,
-    }
-}
-
 fn finish(rec: &serde_json::Value, json: bool) -> Result<()> {
     crate::log::append(rec);
     if json {
@@ -832,10 +815,10 @@ pub(crate) fn verify_loop(
         let s = match tmux.read(pane) {
             Ok(s) => s,
             Err(e) => {
-                return Err(Error::Refused(Refusal {
-                    code: code::DELIVERY_FAILED,
-                    message: format!("pane went away after the submit: {e}"),
-                }))
+                return Err(Error::refused(
+                    Refused::Gone,
+                    format!("pane went away after the submit: {e}"),
+                ))
             }
         };
         let j = judge(profile, &pl.body, before, &s);

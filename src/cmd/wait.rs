@@ -1,8 +1,8 @@
 use super::live::Live;
 use super::{out, secs, target};
 use crate::cli::{GateFlags, WaitArgs};
-use crate::detect::{detect, State};
-use crate::error::{code, Error, Refusal, Result};
+use crate::detect::detect;
+use crate::error::{not_ready, Result};
 use crate::gate::{wait, GateOpts, GateResult, SystemClock};
 use crate::profile::Profiles;
 use crate::tmux::{Control, Process, Server, Tmux};
@@ -138,45 +138,6 @@ pub fn run(server: &Server, profiles: &Profiles, a: WaitArgs) -> Result<i32> {
         return Ok(e.exit_code());
     }
     Err(e)
-}
-
-/// Why `wait` ended without `ready`, with the same exit codes as `send`'s
-/// refusals, in words that fit a command that never types.
-pub fn not_ready(state: &State, reason: &str, timed_out: bool) -> Error {
-    let (c, what) = match state {
-        _ if timed_out => (
-            code::TIMEOUT,
-            format!("not ready: {reason}; to wait longer, raise --timeout SECS"),
-        ),
-        State::Dialog(_) => (
-            code::REFUSED_DIALOG,
-            format!(
-                "not ready: a dialog is open: {reason}; wait stops at a dialog (a person must answer it; --wait-dialog waits until one does)"
-            ),
-        ),
-        State::InMode => (
-            code::REFUSED_MODE,
-            format!("not ready: the pane is in copy/view mode: {reason}"),
-        ),
-        State::NotAgent => (
-            code::REFUSED_NOT_AGENT,
-            format!("not ready: no agent runs in this pane (use --agent NAME if one does): {reason}"),
-        ),
-        State::Exited => (
-            code::REFUSED_EXITED,
-            format!("not ready: the agent has exited: {reason}"),
-        ),
-        State::Draft => (
-            code::REFUSED_DRAFT,
-            format!("not ready: the composer holds a draft: {reason}"),
-        ),
-        State::Busy => (code::REFUSED_BUSY, format!("not ready: the agent is busy: {reason}")),
-        _ => (code::TIMEOUT, format!("not ready: {reason}")),
-    };
-    Error::Refused(Refusal {
-        code: c,
-        message: what,
-    })
 }
 
 /// `wait --until-done`: the turn running now, to its end (done at once when
