@@ -1,9 +1,12 @@
 //! The command line: clap derive, one variant per command, and the mapping
 //! from errors to exit codes.
 
+use crate::deliver::SendOpts;
 use crate::error::{code, Error};
+use crate::gate::GateOpts;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Parser, Debug)]
 #[command(name = "promptgate", version, about = "Get a prompt into an AI coding agent in a tmux pane exactly once", long_about = None)]
@@ -333,20 +336,52 @@ pub struct McpArgs {
     pub print_config: Option<String>,
 }
 
-/// `SendArgs` as the CLI would parse them from `argv` (`argv[0]` is the
-/// program, `argv[1]` `send`): for callers inside promptgate (the MCP server)
-/// that deliver with `send`'s defaults.
-pub fn send_args(argv: &[String]) -> std::result::Result<SendArgs, Error> {
-    match Cli::try_parse_from(argv) {
-        Ok(Cli {
-            command: Command::Send(a),
-            ..
-        }) => Ok(a),
-        Ok(_) => Err(Error::Usage("not a send command line".into())),
-        Err(e) => Err(Error::Usage(
-            e.to_string().lines().next().unwrap_or("").to_string(),
-        )),
+impl GateFlags {
+    /// The gate's options for these flags.
+    pub fn opts(&self) -> GateOpts {
+        GateOpts {
+            timeout: duration(self.timeout),
+            interval: Duration::from_millis(self.interval.max(1)),
+            stable: Duration::from_millis(self.stable),
+            wait_busy: self.wait_busy,
+            wait_dialog: self.wait_dialog,
+            settle_after_start: self.settle.map(Duration::from_millis),
+            process_age: None,
+            cancel: None,
+        }
     }
+}
+
+impl SendArgs {
+    /// How to deliver, for [`crate::deliver`]. `gate_off`: `PROMPTGATE_GATE=off`
+    /// (or `0`) was set, which skips the gate as `--force` does.
+    pub fn opts(&self, gate_off: bool) -> SendOpts {
+        SendOpts {
+            agent: self.agent.clone(),
+            gate: self.gate.opts(),
+            when_ready: self.when_ready,
+            force: self.force || gate_off,
+            cancel_mode: self.cancel_mode,
+            replace_draft: self.replace_draft,
+            verify_timeout: duration(self.verify_timeout),
+            no_verify: self.no_verify,
+            lock_timeout: duration(self.lock_timeout),
+        }
+    }
+}
+
+/// `PROMPTGATE_GATE=off` (or `0`): every send skips the gate, as with `--force`.
+pub fn gate_off_from_env() -> bool {
+    std::env::var("PROMPTGATE_GATE").is_ok_and(|v| v == "off" || v == "0")
+}
+
+/// Seconds as a Duration. The parser already bounds every flag; this never
+/// panics whatever it is given (NaN is 0, anything past a year is a year).
+pub fn duration(s: f64) -> Duration {
+    if s.is_nan() {
+        return Duration::ZERO;
+    }
+    Duration::from_secs_f64(s.clamp(0.0, YEAR))
 }
 
 /// Where a prompt comes from: `-f FILE` (`-` = stdin), the words, or stdin.

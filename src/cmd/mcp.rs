@@ -9,11 +9,13 @@
 //! gate, delivery and verify as `promptgate send`, is logged with
 //! `"via": "mcp"`, and a bad body is refused, never truncated.
 
-use super::{observe, send};
+use super::observe;
 use crate::cli::McpArgs;
+use crate::deliver::{deliver_to, SendOpts, Shared};
 use crate::error::Error;
 use crate::gate::{GateOpts, SystemClock};
 use crate::plan::sanitise;
+use crate::plan::Body;
 use crate::profile::Profiles;
 use crate::tmux::{Control, PaneLoc, Process, Server, Tmux};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -567,12 +569,15 @@ impl Gatekeeper {
         ct: CancellationToken,
     ) -> CallToolResult {
         let p = p.0;
-        if let Err(e) = sanitise(p.body.as_bytes()) {
-            return refuse(
-                &format!("{e}; nothing was typed"),
-                json!({"receipt": "not-sent", "exit_code": e.exit_code()}),
-            );
-        }
+        let body = match Body::sanitise(p.body.as_bytes()) {
+            Ok(b) => b,
+            Err(e) => {
+                return refuse(
+                    &format!("{e}; nothing was typed"),
+                    json!({"receipt": "not-sent", "exit_code": e.exit_code()}),
+                )
+            }
+        };
         let timeout = match secs(p.timeout_secs, 15.0) {
             Ok(t) => t,
             Err(e) => return refuse(&e, json!({})),
@@ -586,23 +591,11 @@ impl Gatekeeper {
                 Ok(v) => v,
                 Err(e) => return refuse(&e, json!({"receipt": "not-sent"})),
             };
-            let mut argv = vec![
-                "promptgate".to_string(),
-                "send".into(),
-                "--timeout".into(),
-                format!("{}", timeout.as_secs_f64()),
-            ];
-            if p.wait_busy {
-                argv.push("--wait-busy".into());
-            }
-            if p.wait_dialog {
-                argv.push("--wait-dialog".into());
-            }
-            argv.extend(["--".into(), "-".into()]);
-            let args = match crate::cli::send_args(&argv) {
-                Ok(a) => a,
-                Err(e) => return refuse(&e.to_string(), json!({})),
-            };
+            // send's defaults, with the tool's timeout and waits
+            let mut opts = SendOpts::default();
+            opts.gate.timeout = timeout;
+            opts.gate.wait_busy = p.wait_busy;
+            opts.gate.wait_dialog = p.wait_dialog;
             let (hook_status, hook_pane) = (status.clone(), loc.id.clone());
             let hook = move |phase: &str| {
                 if let Ok(mut s) = hook_status.lock() {
@@ -610,13 +603,13 @@ impl Gatekeeper {
                 }
             };
             // a cancelled request stops the gate before anything is typed
-            let shared = send::Shared::new(Duration::from_millis(2)).with_cancel(cancel.clone());
-            let o = send::deliver_to(
+            let shared = Shared::new(Duration::from_millis(2)).with_cancel(cancel.clone());
+            let o = deliver_to(
                 &gk.server,
                 &gk.profiles,
-                &args,
+                &opts,
                 &loc.id,
-                p.body.as_bytes(),
+                &body,
                 &shared,
                 Some(&hook),
             );

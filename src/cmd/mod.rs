@@ -8,7 +8,6 @@ mod docs;
 pub mod doctor;
 mod explain;
 mod hooks;
-pub mod live;
 mod mcp;
 mod plan;
 mod profiles;
@@ -20,12 +19,9 @@ mod wait;
 pub mod watch;
 
 use crate::cli::{Cli, Command};
-use crate::detect::{detect, Evidence, State, Verdict};
 use crate::error::{Error, Result};
-use crate::identify::{identify, process_tree, Identity};
 use crate::profile::Profiles;
-use crate::screen::Screen;
-use crate::tmux::{Server, Tmux};
+use crate::tmux::Server;
 use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
 
@@ -97,135 +93,11 @@ pub fn target(t: &Option<String>) -> Result<String> {
     }
 }
 
-/// One look at a pane: the screen, who runs there, and the verdict.
-#[derive(Debug, Clone)]
-pub struct Observed {
-    pub pane: String,
-    pub screen: Screen,
-    pub identity: Identity,
-    pub verdict: Verdict,
-    /// The agent's own status file (`[status]`), where it keeps one: found
-    /// once, so that later looks only read it.
-    pub status: Option<crate::record::StatusFile>,
-}
-
-pub fn observe(
-    tmux: &mut dyn Tmux,
-    profiles: &Profiles,
-    agent: Option<&str>,
-    pane: &str,
-) -> Result<Observed> {
-    let screen = tmux.read(pane)?;
-    observe_screen(profiles, agent, pane, screen)
-}
-
-/// A pane whose process started less than this ago may still be turning into its
-/// agent (`sh -c`, a launcher or wrapper that execs it): it is looked at again.
-pub const LAUNCH_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// [`observe_screen`]; when no agent is identified (and none was named), or a
-/// shell is in the foreground with no agent in its job yet (`sh -c "sleep 1;
-/// claude"`), in a pane whose process is younger than [`LAUNCH_GRACE`], read it
-/// again every 50 ms until an agent shows, or the grace is over. Returns the observation and when (Unix ms) the
-/// read it rests on was asked for.
-pub fn observe_at_launch(
-    tmux: &mut dyn Tmux,
-    profiles: &Profiles,
-    agent: Option<&str>,
-    pane: &str,
-    screen: Screen,
-    read_at: u128,
-) -> Result<(Observed, u128)> {
-    let mut o = observe_screen(profiles, agent, pane, screen)?;
-    let mut at = read_at;
-    let young = |o: &Observed| {
-        let unknown = o.identity.agent.is_none() && agent.is_none();
-        let shell =
-            o.verdict.state == State::Exited && o.verdict.evidence.rule == "pane.shell-foreground";
-        (unknown || shell)
-            && !o.screen.dead
-            && !crate::tmux::is_remote()
-            && o.screen
-                .pid
-                .and_then(crate::identify::process_age)
-                .is_some_and(|age| age < LAUNCH_GRACE)
-    };
-    while young(&o) {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        at = crate::tmux::now_ms();
-        o = observe(tmux, profiles, agent, pane)?;
-    }
-    Ok((o, at))
-}
-
-pub fn observe_screen(
-    profiles: &Profiles,
-    agent: Option<&str>,
-    pane: &str,
-    screen: Screen,
-) -> Result<Observed> {
-    observe_with(profiles, agent, pane, screen, None)
-}
-
-/// [`observe_screen`]; `known`: the agent's status file as an earlier look
-/// found it (`Some(None)`: it keeps none), so that this one walks no `/proc`.
-pub fn observe_with(
-    profiles: &Profiles,
-    agent: Option<&str>,
-    pane: &str,
-    screen: Screen,
-    known: Option<Option<crate::record::StatusFile>>,
-) -> Result<Observed> {
-    let procs = match (agent, screen.pid) {
-        (None, Some(pid)) if !crate::tmux::is_remote() => process_tree(pid),
-        _ => Vec::new(),
-    };
-    let identity = identify(profiles, agent, &screen, &procs)?;
-    let mut screen = screen;
-    let mut status = None;
-    let verdict = match &identity.agent {
-        Some(name) => {
-            let p = profiles.get(name)?;
-            // the agent's own state, where it publishes one
-            status = known.unwrap_or_else(|| crate::record::status_file(p, screen.pid, &procs));
-            screen.agent_status = status.as_ref().and_then(|f| f.read());
-            detect(p, &screen)
-        }
-        None => not_agent(&screen, &identity),
-    };
-    Ok(Observed {
-        pane: pane.to_string(),
-        screen,
-        identity,
-        verdict,
-        status,
-    })
-}
-
-/// The verdict for a pane where no agent was identified.
-pub fn not_agent(screen: &Screen, id: &Identity) -> Verdict {
-    let (state, rule) = if screen.dead {
-        (State::Exited, "pane.dead")
-    } else if screen.in_mode {
-        (State::InMode, "pane.in-mode")
-    } else {
-        (State::NotAgent, "identify.none")
-    };
-    Verdict {
-        agent: "-".into(),
-        state,
-        evidence: Evidence {
-            rule: rule.into(),
-            row: None,
-            col: None,
-            text: id.detail.clone(),
-        },
-        composer: None,
-        checks: Vec::new(),
-    }
-}
-
 pub use crate::error::{refusal, turn_code};
+pub use crate::observe::{
+    gate_live, not_agent, observe, observe_at_launch, observe_screen, observe_with, until_done,
+    Observed, LAUNCH_GRACE,
+};
 
 static REPORTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -295,43 +167,7 @@ fn read_stdin() -> Result<Vec<u8>> {
     Ok(v)
 }
 
-/// Seconds as a Duration. The parser already bounds every flag; this never
-/// panics whatever it is given (NaN is 0, anything past a year is a year).
-pub fn secs(s: f64) -> std::time::Duration {
-    if s.is_nan() {
-        return std::time::Duration::ZERO;
-    }
-    std::time::Duration::from_secs_f64(s.clamp(0.0, crate::cli::YEAR))
-}
-
-/// Wait for the turn running in `pane` to end (`--until-done`, MCP `wait_done`):
-/// busy, then ready. `fresh`: a prompt was just submitted (its turn may not show
-/// busy yet). `cancel`, when set, stops the wait (`Err`).
-pub fn until_done(
-    server: &Server,
-    profiles: &Profiles,
-    agent: &str,
-    pane: &str,
-    timeout: std::time::Duration,
-    fresh: bool,
-    cancel: Option<&std::sync::atomic::AtomicBool>,
-) -> Result<crate::gate::Turn> {
-    let profile = profiles.get(agent)?;
-    let mut tmux = crate::tmux::Control::new(server.clone(), pane);
-    let mut read = || {
-        if cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst)) {
-            return Err(Error::Other("cancelled".into()));
-        }
-        tmux.read(pane)
-    };
-    crate::gate::wait_turn(
-        profile,
-        &crate::gate::SystemClock::new(),
-        timeout,
-        fresh,
-        &mut read,
-    )
-}
+pub use crate::cli::duration as secs;
 
 /// The plain line for a turn's end.
 pub fn turn_line(pane: &str, t: &crate::gate::Turn) -> String {

@@ -1,17 +1,17 @@
 //! `promptgate queue add|list|drop|run`: the durable queue (see `crate::queue`).
 
 use super::{observe, observe_at_launch, out, read_body, refusal, target};
-use crate::cli::{QueueAddArgs, QueueArgs, QueueCmd, QueueRunArgs, SendArgs};
+use crate::cli::{QueueAddArgs, QueueArgs, QueueCmd, QueueRunArgs};
+use crate::deliver::{deliver_to, verify_loop, SendOpts, Shared};
 use crate::detect::State;
 use crate::error::{code, Error, Refused, Result};
 use crate::gate::SystemClock;
 use crate::lock::PaneLock;
-use crate::plan::{plan, sanitise};
+use crate::plan::{plan, sanitise, Body};
 use crate::profile::Profiles;
 use crate::queue::{self, Item};
 use crate::tmux::{Control, Process, Server, Tmux};
 use crate::verify::Receipt;
-use clap::Parser;
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -87,29 +87,17 @@ fn list(dir: &Path, json: bool) -> Result<i32> {
     Ok(0)
 }
 
-/// `send` options for one queued item, built as a command line.
-#[derive(Parser)]
-struct SendOnly {
-    #[command(flatten)]
-    a: SendArgs,
-}
-
-fn send_args(item: &Item, r: &QueueRunArgs) -> SendArgs {
-    let timeout = r.gate_timeout.to_string();
-    let mut argv = vec![
-        "send",
-        "-t",
-        &item.pane,
-        "--wait-busy",
-        "--timeout",
-        &timeout,
-        "--lock-timeout",
-        "5",
-    ];
-    if let Some(a) = &item.agent {
-        argv.extend(["--agent", a]);
-    }
-    SendOnly::parse_from(argv).a
+/// `send` options for one queued item: it waits through busy for the
+/// watcher's `--gate-timeout`, and for another sender at most 5 s.
+fn send_opts(item: &Item, r: &QueueRunArgs) -> SendOpts {
+    let mut o = SendOpts {
+        agent: item.agent.clone(),
+        lock_timeout: Duration::from_secs(5),
+        ..SendOpts::default()
+    };
+    o.gate.wait_busy = true;
+    o.gate.timeout = crate::cli::duration(r.gate_timeout);
+    o
 }
 
 /// What one step did to one item, as a progress line for `queue run`.
@@ -359,17 +347,33 @@ fn deliver(
 ) -> (bool, Option<Event>) {
     // a Ctrl-C while this item is typed takes effect once it is journalled
     let _done = crate::interrupt::Finished;
-    let a = send_args(item, r);
+    let opts = send_opts(item, r);
+    // the queued body was sanitised when it was queued: sanitising it again
+    // changes nothing
+    let body = match Body::sanitise(item.body.as_bytes()) {
+        Ok(b) => b,
+        Err(e) => {
+            return (
+                false,
+                Some(Event::new(
+                    item,
+                    "error",
+                    format!("error-{}", e.exit_code()),
+                    e.to_string(),
+                )),
+            )
+        }
+    };
     let mut attempt = item.clone();
     attempt.attempts += 1;
     let hook = |phase: &str| save_phase(dir, &attempt, phase, None, None);
-    let shared = super::send::Shared::new(Duration::from_millis(40));
-    let o = super::send::deliver_to(
+    let shared = Shared::new(Duration::from_millis(40));
+    let o = deliver_to(
         server,
         profiles,
-        &a,
+        &opts,
         &item.pane,
-        item.body.as_bytes(),
+        &body,
         &shared,
         Some(&hook),
     );
@@ -509,7 +513,7 @@ fn recover(
             let before = o.screen.clone();
             tmux.send_key(&item.pane, &pl.submit().text)?;
             let clock = SystemClock::new();
-            let (j, _, _) = super::send::verify_loop(
+            let (j, _, _) = verify_loop(
                 &mut tmux,
                 profile,
                 &item.pane,

@@ -521,6 +521,9 @@ impl Tmux for Control {
     fn cancel_mode(&mut self, pane: &str) -> Result<()> {
         self.one_shot.cancel_mode(pane)
     }
+    fn connected(&self) -> bool {
+        self.conn.is_some()
+    }
     fn server_key(&mut self) -> Result<String> {
         self.one_shot.server_key()
     }

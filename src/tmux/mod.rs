@@ -3,10 +3,11 @@
 //! `Tmux` is the small trait the rest of the pipeline talks to. `Process` runs
 //! one tmux client per call (`std::process::Command`, time-boxed); `Control`
 //! keeps one control-mode (`tmux -C`) connection open for cheap polling and
-//! falls back to `Process` for anything else. Tests can implement the trait
-//! with a scripted fake.
+//! falls back to `Process` for anything else. `FakeTmux` (`fake.rs`) is a
+//! scripted one for tests, with no server.
 
 mod control;
+pub mod fake;
 mod process;
 pub mod release;
 
@@ -166,6 +167,10 @@ pub trait Tmux {
     }
     /// Leave copy or view mode (`send-keys -X cancel`).
     fn cancel_mode(&mut self, pane: &str) -> Result<()>;
+    /// Whether reads go through a control-mode connection (for the receipt).
+    fn connected(&self) -> bool {
+        false
+    }
     /// A stable name of the server (its socket path), for locks and logs.
     fn server_key(&mut self) -> Result<String>;
     /// The ANSI (`capture-pane -p -e`) text of a pane, for `capture`.
