@@ -28,8 +28,8 @@ use std::os::unix::ffi::OsStrExt;
 pub fn run(cli: Cli) -> Result<i32> {
     let srv = cli.server();
     if let Some(h) = &srv.host {
-        // Before any thread starts: every tmux call of this process goes over ssh.
-        std::env::set_var("PROMPTGATE_TMUX", format!("ssh -o BatchMode=yes {h} tmux"));
+        // Before the first tmux call: every one of this process goes over ssh.
+        crate::tmux::Launcher::init(crate::tmux::Launcher::ssh(h));
     }
     let server = match (&srv.socket_name, &srv.socket_path) {
         (Some(n), _) => Server::Name(n.clone()),

@@ -15,6 +15,7 @@
 //! so they can be changed without restarting it. It prints nothing.
 
 use super::status::{observe_all, segment, Identities, Row};
+use crate::cli::WatchArgs;
 use crate::detect::State;
 use crate::error::{Error, Result};
 use crate::lock::PaneLock;
@@ -23,24 +24,6 @@ use crate::tmux::{Control, PaneLoc, Process, Server, Tmux};
 use std::collections::HashMap;
 use std::io::Write;
 use std::time::{Duration, Instant};
-
-#[derive(clap::Args, Debug)]
-pub struct WatchArgs {
-    #[command(flatten)]
-    pub server: crate::cli::ServerArgs,
-    /// Show a message when an agent pane goes from busy to ready (also `@promptgate-notify on`)
-    #[arg(long)]
-    pub notify: bool,
-    /// Also ring each client's terminal bell (also `@promptgate-bell on`)
-    #[arg(long)]
-    pub bell: bool,
-    /// Poll interval (1 to 60000)
-    #[arg(long, default_value_t = 1000, value_name = "MS", value_parser = crate::cli::ms(1, crate::cli::MINUTE_MS), allow_negative_numbers = true)]
-    pub interval: u64,
-    /// How long a notice stays on the status line (0 to 600000)
-    #[arg(long, default_value_t = 5000, value_name = "MS", value_parser = crate::cli::ms(0, 10 * crate::cli::MINUTE_MS), allow_negative_numbers = true)]
-    pub display_ms: u64,
-}
 
 /// A state must be seen this many rounds in a row before it counts: one odd frame
 /// (a spinner between two glyphs, a redraw) is no transition.

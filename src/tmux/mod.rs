@@ -8,6 +8,7 @@
 
 mod control;
 pub mod fake;
+pub mod lang;
 mod process;
 pub mod release;
 
@@ -63,7 +64,32 @@ pub struct Launcher {
     pub remote: bool,
 }
 
+/// The launcher of this process, chosen once ([`Launcher::init`]).
+static LAUNCHER: std::sync::OnceLock<Launcher> = std::sync::OnceLock::new();
+
 impl Launcher {
+    /// How every tmux client of this process runs: set once by `main`, before
+    /// the first one (`--host`); when it is not, from `PROMPTGATE_TMUX`, read once.
+    /// `false` when a launcher was chosen already.
+    pub fn init(l: Launcher) -> bool {
+        LAUNCHER.set(l).is_ok()
+    }
+
+    /// `ssh HOST tmux`, never asking for a password.
+    pub fn ssh(host: &str) -> Launcher {
+        Launcher {
+            argv: ["ssh", "-o", "BatchMode=yes", host, "tmux"]
+                .map(String::from)
+                .to_vec(),
+            remote: true,
+        }
+    }
+
+    /// The launcher of this process ([`init`](Self::init), else `PROMPTGATE_TMUX`).
+    pub fn current() -> &'static Launcher {
+        LAUNCHER.get_or_init(Launcher::from_env)
+    }
+
     pub fn from_env() -> Launcher {
         let spec = std::env::var("PROMPTGATE_TMUX")
             .ok()
@@ -109,7 +135,7 @@ pub fn sh_quote(s: &str) -> String {
 
 /// True when tmux runs on another machine: its pids mean nothing here.
 pub fn is_remote() -> bool {
-    Launcher::from_env().remote
+    Launcher::current().remote
 }
 
 /// One pane of `list-panes -a`.
