@@ -2,8 +2,11 @@
 //! from errors to exit codes.
 
 use crate::deliver::SendOpts;
+use crate::error::Error;
 use crate::gate::GateOpts;
 use clap::{Args, Parser, Subcommand};
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -707,4 +710,50 @@ pub fn command_path(args: &[String]) -> String {
         cmd = sub;
     }
     path.join(" ")
+}
+
+/// `-t` or, inside tmux, the current pane.
+pub fn target(t: &Option<String>) -> crate::error::Result<String> {
+    match t {
+        Some(t) => Ok(t.clone()),
+        None => std::env::var("TMUX_PANE")
+            .ok()
+            .filter(|p| !p.is_empty())
+            .ok_or_else(|| Error::Usage("no -t PANE given and not inside tmux".into())),
+    }
+}
+
+/// The body: `-f FILE` (`-` = stdin), else the words joined by spaces, else stdin
+/// when it is not a terminal.
+pub fn read_body(b: &BodyArgs) -> crate::error::Result<Vec<u8>> {
+    let (file, words) = (&b.file, &b.words);
+    if let Some(f) = file {
+        if f.as_os_str() == "-" {
+            return read_stdin();
+        }
+        return std::fs::read(f)
+            .map_err(|e| Error::BadBody(format!("cannot read {}: {e}", f.display())));
+    }
+    if !words.is_empty() {
+        return Ok(words
+            .iter()
+            .map(|w| w.as_bytes().to_vec())
+            .collect::<Vec<_>>()
+            .join(&b' '));
+    }
+    if unsafe { libc::isatty(0) } == 1 {
+        return Err(Error::Usage(
+            "no body: give it as arguments, with -f FILE, or on stdin".into(),
+        ));
+    }
+    read_stdin()
+}
+
+fn read_stdin() -> crate::error::Result<Vec<u8>> {
+    let mut v = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(crate::plan::MAX_BODY_BYTES as u64 + 1)
+        .read_to_end(&mut v)?;
+    Ok(v)
 }

@@ -18,6 +18,8 @@ use crate::lock::PaneLock;
 use crate::observe::observe_at_launch;
 use crate::plan::{plan_body_for_pane, Body, How, Plan};
 use crate::profile::{Profile, Profiles};
+use crate::queue::Phase;
+use crate::receipt::{GateSummary, Kind, Receipt as Record, Timings};
 use crate::screen::Screen;
 use crate::tmux::{Control, Guard, Server, Tmux};
 use crate::verify::{judge, Judgement, Receipt};
@@ -265,19 +267,48 @@ impl Shared {
     }
 }
 
-/// Called with `typing` before the first byte and `submitting` before the submit key
+/// Called with `Typing` before the first byte and `Submitting` before the submit key
 /// (the durable queue journals these).
-pub type PhaseHook<'a> = Option<&'a (dyn Fn(&str) + Sync)>;
+pub type PhaseHook<'a> = Option<&'a (dyn Fn(Phase) + Sync)>;
 
 /// One target's result: the receipt record (when the gate ran), the exit code, the error.
 pub struct Outcome {
     pub pane: String,
-    pub rec: Option<serde_json::Value>,
+    pub rec: Option<Record>,
     pub code: i32,
     pub err: Option<Error>,
 }
 
 impl Outcome {
+    /// `--until-done`: once the prompt was consumed, wait for the turn it started
+    /// to end (at most `timeout`); the turn goes into the receipt, and its end
+    /// decides the exit code.
+    pub fn follow_turn(
+        &mut self,
+        server: &Server,
+        profiles: &Profiles,
+        timeout: Duration,
+    ) -> Option<crate::gate::Turn> {
+        let rec = self.rec.as_mut().filter(|_| self.code == 0)?;
+        let t = crate::observe::until_done(
+            server, profiles, &rec.agent, &self.pane, timeout, true, None,
+        );
+        let (code, turn) = match &t {
+            Ok(t) => (
+                crate::error::turn_code(t),
+                serde_json::to_value(t).unwrap_or_default(),
+            ),
+            Err(e) => (
+                e.exit_code(),
+                json!({"done": false, "error": e.to_string()}),
+            ),
+        };
+        self.code = code;
+        rec.turn = Some(turn);
+        rec.exit_code = code;
+        t.ok()
+    }
+
     fn failed(pane: &str, e: Error) -> Outcome {
         Outcome {
             pane: pane.to_string(),
@@ -476,26 +507,41 @@ fn deliver(
         }
     };
     let gate_ms = gate_time.as_millis() as u64;
-    let mut rec = json!({
-        "time_ms": opened_ms as u64,
-        "pane": pane,
-        "server": server_key,
-        "agent": agent,
-        "bytes_in": pl.bytes_in,
-        "bytes_out": pl.bytes_out,
-        "framing": pl.framing,
-        "chunks": pl.chunks.len(),
-        "changes": pl.changes,
-        "forced": force,
-        "control_mode": tmux.connected(),
-        "lock_waited_ms": lock.waited_ms,
-        "gate": {"ready": gate.ready, "state": gate.state.to_string(), "waited_ms": gate.waited_ms, "polls": gate.polls, "reason": gate.reason, "regated": regates},
-    });
+    let mut rec = Record {
+        time_ms: opened_ms as u64,
+        pane: pane.clone(),
+        server: server_key,
+        agent,
+        bytes_in: pl.bytes_in,
+        bytes_out: pl.bytes_out,
+        framing: pl.framing,
+        chunks: pl.chunks.len(),
+        changes: pl.changes.clone(),
+        forced: force,
+        control_mode: tmux.connected(),
+        lock_waited_ms: lock.waited_ms,
+        gate: GateSummary {
+            ready: gate.ready,
+            state: gate.state.to_string(),
+            waited_ms: gate.waited_ms,
+            polls: gate.polls,
+            reason: gate.reason.clone(),
+            regated: regates,
+        },
+        proof: None,
+        receipt: Kind::NotSent,
+        error: None,
+        evidence: None,
+        resubmits: None,
+        timings: None,
+        exit_code: 0,
+        turn: None,
+        via: None,
+    };
     let Some(run) = run else {
         let e = refusal(&gate.state, &gate.reason, gate.timed_out);
-        rec["receipt"] = "not-sent".into();
-        rec["error"] = e.to_string().into();
-        rec["exit_code"] = e.exit_code().into();
+        rec.error = Some(e.to_string());
+        rec.exit_code = e.exit_code();
         return Outcome {
             pane,
             rec: Some(rec),
@@ -506,21 +552,29 @@ fn deliver(
     let (code, err) = match run {
         Ok((typed, mut j, resubmits, verify_ms)) => {
             let proof = prove(&mark, &hook_mark, profile, &pl, &mut j);
-            rec["proof"] = serde_json::to_value(&proof).unwrap_or_default();
-            rec["receipt"] = j.receipt.to_string().into();
-            rec["evidence"] = serde_json::to_value(&j.evidence).unwrap_or_default();
-            rec["resubmits"] = resubmits.into();
-            rec["timings"] = json!({"gate_ms": gate_ms, "type_ms": typed.type_ms, "settle_ms": typed.settle_ms, "settled": typed.settled, "verify_ms": verify_ms, "total_ms": clock.now().as_millis() as u64, "submit_at_ms": typed.submit_at_ms});
+            rec.proof = serde_json::to_value(&proof).ok();
+            rec.receipt = j.receipt.clone().into();
+            rec.evidence = serde_json::to_value(&j.evidence).ok();
+            rec.resubmits = Some(resubmits);
+            rec.timings = Some(Timings {
+                gate_ms,
+                type_ms: typed.type_ms,
+                settle_ms: typed.settle_ms,
+                settled: typed.settled,
+                verify_ms,
+                total_ms: clock.now().as_millis() as u64,
+                submit_at_ms: typed.submit_at_ms,
+            });
             (receipt_code(&j.receipt), None)
         }
         Err(e) => {
             // nothing typed (the pane kept changing): not-sent, as a gate refusal
-            rec["receipt"] = if untyped { "not-sent" } else { "failed" }.into();
-            rec["error"] = e.to_string().into();
+            rec.receipt = if untyped { Kind::NotSent } else { Kind::Failed };
+            rec.error = Some(e.to_string());
             (e.exit_code(), Some(e))
         }
     };
-    rec["exit_code"] = code.into();
+    rec.exit_code = code;
     drop(lock);
     Outcome {
         pane,
@@ -705,7 +759,7 @@ impl Job<'_> {
             )));
         }
         if let Some(h) = hook {
-            h("typing");
+            h(Phase::Typing);
         }
         // tmux pastes only while the pane is as that look saw it
         let guard = Guard::of(&s0);
@@ -763,7 +817,7 @@ impl Job<'_> {
                 return Ok(Step::Done(Box::new((typed, j, 0, 0))));
             }
             if let Some(h) = hook.filter(|_| !announced) {
-                h("submitting");
+                h(Phase::Submitting);
                 announced = true;
             }
             let guard = Guard::of(&before);
@@ -964,8 +1018,7 @@ mod tests {
     }
 
     fn receipt(o: &Outcome) -> String {
-        let rec = o.rec.as_ref().expect("a receipt");
-        rec["receipt"].as_str().unwrap_or("").to_string()
+        o.rec.as_ref().expect("a receipt").receipt.to_string()
     }
 
     /// The body shows only on the 8th read after it was typed: the Enter waits
@@ -1031,7 +1084,7 @@ mod tests {
         assert_eq!(receipt(&o), "refused", "{:?}", o.err);
         assert_eq!(o.code, code::RECEIPT_REFUSED);
         let rec = o.rec.unwrap();
-        assert_eq!(rec["evidence"]["rule"], "verify.dialog-before-submit");
+        assert_eq!(rec.rule(), "verify.dialog-before-submit");
     }
 
     /// The Enter keeps not taking (the body stays in the composer): submit is
@@ -1061,7 +1114,7 @@ mod tests {
             "{:#?}",
             tmux.calls("key")
         );
-        assert_eq!(o.rec.unwrap()["resubmits"], max);
+        assert_eq!(o.rec.unwrap().resubmits, Some(max as u32));
         assert_eq!(tmux.calls("paste").len(), 1, "typed once");
         // the verify timeout ran out on the clock, not in real time
         assert!(waited >= claude().verify_timeout);

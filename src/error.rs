@@ -251,3 +251,55 @@ impl Error {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// What a send's outcome means, in the one line the tmux plugin shows (the
+/// `notice` of `send --json`): `pane` (`agent`, when known) and the gate's last
+/// `state`. `None` for the codes that have no words of their own here (the
+/// error says it).
+pub fn notice(
+    pane: &str,
+    agent: Option<&str>,
+    state: Option<&str>,
+    exit: i32,
+    total_ms: Option<u64>,
+) -> Option<String> {
+    let agent = agent.filter(|a| !a.is_empty());
+    let who = match agent {
+        Some(a) => format!("{pane} {a}"),
+        None => pane.to_string(),
+    };
+    let named = agent.unwrap_or("?");
+    let state = state.unwrap_or("");
+    Some(match exit {
+        0 => format!(
+            "sent to {pane} ({named}) consumed in {} ms",
+            total_ms.map_or("?".into(), |m| m.to_string())
+        ),
+        code::TIMEOUT => format!(
+            "{who} not ready in time ({}), nothing sent",
+            if state.is_empty() { "?" } else { state }
+        ),
+        code::REFUSED_DIALOG => format!(
+            "{who} shows a {} dialog, nothing sent",
+            state.strip_prefix("dialog:").unwrap_or(state)
+        ),
+        code::REFUSED_BUSY => format!("{who} is busy, nothing sent"),
+        code::REFUSED_MODE => format!("{who} is in copy mode, nothing sent"),
+        code::REFUSED_NOT_AGENT => format!("{pane} runs no agent, nothing sent"),
+        code::REFUSED_EXITED => format!("{who} has exited, nothing sent"),
+        code::REFUSED_DRAFT => format!("{who} has a draft in its composer, nothing sent"),
+        code::LOCKED => format!("{who} is being sent to by someone else, nothing sent"),
+        code::RECEIPT_QUEUED => {
+            format!("sent to {pane} ({named}), queued behind the current turn")
+        }
+        code::RECEIPT_STRANDED => {
+            format!("typed into {pane} ({named}) but the submit did not take")
+        }
+        code::RECEIPT_REFUSED => format!("{who} refused the prompt"),
+        code::RECEIPT_UNKNOWN => format!("sent to {pane} ({named}), no receipt seen"),
+        code::RECEIPT_MANGLED => {
+            format!("sent to {pane} ({named}), but its own record differs from the prompt")
+        }
+        _ => return None,
+    })
+}

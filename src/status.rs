@@ -7,11 +7,12 @@
 //! The tmux plugin's watcher (`promptgate watch`) keeps the same segment in the
 //! user options `@promptgate-status` (per session) and `@promptgate-status-all`.
 
-use super::{not_agent, observe_screen, observe_with, out, Observed};
 use crate::cli::{StatusArgs, StatusFormat};
 use crate::detect::{is_shell, State};
 use crate::error::Result;
 use crate::identify::identify;
+use crate::observe::{not_agent, observe_screen, observe_with, Observed};
+use crate::out::out;
 use crate::profile::Profiles;
 use crate::screen::{normalise_command, Screen};
 use crate::tmux::{PaneLoc, Process, Server, Tmux};
@@ -154,7 +155,7 @@ impl Identities {
         let o = match hit_agent {
             Some((Some(a), status)) => {
                 let mut o = observe_with(profiles, Some(&a), pane, screen, Some(status))?;
-                o.identity.how = "remembered".into();
+                o.identity.how = crate::identify::How::Remembered;
                 o
             }
             Some((None, _)) => {

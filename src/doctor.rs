@@ -9,10 +9,12 @@
 //! problem: the exit status is then 40, with a line that says how to contribute
 //! captures (`promptgate capture`).
 
-use super::{observe, out, target, Observed};
+use crate::cli::target;
 use crate::cli::DoctorArgs;
 use crate::error::{Error, Result};
 use crate::identify::{process_tree, Proc};
+use crate::observe::{observe, Observed};
+use crate::out::out;
 use crate::profile::{compare_releases, Profiles};
 use crate::tmux::release::{self, Release, Standing};
 use crate::tmux::{Control, Process, Server, Tmux};

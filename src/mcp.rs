@@ -9,11 +9,11 @@
 //! gate, delivery and verify as `promptgate send`, is logged with
 //! `"via": "mcp"`, and a bad body is refused, never truncated.
 
-use super::observe;
 use crate::cli::McpArgs;
 use crate::deliver::{deliver_to, SendOpts, Shared};
 use crate::error::Error;
 use crate::gate::{GateOpts, SystemClock};
+use crate::observe::{observe, Observed};
 use crate::plan::sanitise;
 use crate::plan::Body;
 use crate::profile::Profiles;
@@ -35,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 
 pub fn run(server: &Server, profiles: Profiles, a: McpArgs) -> crate::error::Result<i32> {
     if let Some(agent) = &a.print_config {
-        super::out(&print_config(agent)?)?;
+        crate::out::out(&print_config(agent)?)?;
         return Ok(0);
     }
     let gk = Gatekeeper::new(server.clone(), profiles, a.allow.clone(), a.read_only);
@@ -257,7 +257,7 @@ impl Gatekeeper {
     }
 
     /// The pane a tool may reach, and a look at it; or why not.
-    fn reach(&self, target: &str) -> std::result::Result<(PaneLoc, super::Observed), String> {
+    fn reach(&self, target: &str) -> std::result::Result<(PaneLoc, Observed), String> {
         if target.trim().is_empty() {
             return Err(
                 "no target: name a pane (`%3`, `session:window.pane`); list_agents lists them"
@@ -294,7 +294,7 @@ impl Gatekeeper {
         Ok((loc, o))
     }
 
-    fn describe(loc: &PaneLoc, o: &super::Observed) -> Value {
+    fn describe(loc: &PaneLoc, o: &Observed) -> Value {
         json!({
             "pane": loc.id,
             "target": loc.target(),
@@ -383,7 +383,7 @@ fn wait_turn(
     fresh: bool,
     cancel: &AtomicBool,
 ) -> std::result::Result<Value, String> {
-    let t = super::until_done(
+    let t = crate::observe::until_done(
         &gk.server,
         &gk.profiles,
         agent,
@@ -403,7 +403,7 @@ fn wait_turn(
 struct Waiting {
     gk: Gatekeeper,
     loc: PaneLoc,
-    first: super::Observed,
+    first: Observed,
     timeout: Duration,
     cancel: Arc<AtomicBool>,
     status: Arc<Mutex<String>>,
@@ -597,7 +597,7 @@ impl Gatekeeper {
             opts.gate.wait_busy = p.wait_busy;
             opts.gate.wait_dialog = p.wait_dialog;
             let (hook_status, hook_pane) = (status.clone(), loc.id.clone());
-            let hook = move |phase: &str| {
+            let hook = move |phase: crate::queue::Phase| {
                 if let Ok(mut s) = hook_status.lock() {
                     *s = format!("{hook_pane}: {phase}");
                 }
@@ -613,14 +613,20 @@ impl Gatekeeper {
                 &shared,
                 Some(&hook),
             );
-            let mut rec = o.rec.clone().unwrap_or_else(|| json!({"pane": loc.id}));
-            rec["via"] = "mcp".into();
+            let typed = o.rec.clone().map(|r| crate::receipt::Receipt {
+                via: Some("mcp".into()),
+                ..r
+            });
+            let mut rec = match &typed {
+                Some(r) => r.to_json(),
+                None => json!({"pane": loc.id, "via": "mcp"}),
+            };
             rec["exit_code"] = o.code.into();
             if let Some(e) = &o.err {
                 rec["error"] = e.to_string().into();
             }
             crate::log::append(&rec);
-            let receipt = rec["receipt"].as_str().unwrap_or("not-sent").to_string();
+            let receipt = typed.as_ref().map_or("not-sent", |r| r.receipt.as_str());
             if o.code != 0 {
                 let why = o
                     .err
@@ -640,10 +646,10 @@ impl Gatekeeper {
                 if let Ok(mut s) = status.lock() {
                     *s = format!("{}: waiting for the turn to end", loc.id);
                 }
-                let agent = rec["agent"].as_str().unwrap_or("").to_string();
+                let agent = typed.as_ref().map_or("", |r| r.agent.as_str());
                 match wait_turn(
                     &gk,
-                    &agent,
+                    agent,
                     &loc.id,
                     Duration::from_secs(3600),
                     true,
@@ -653,14 +659,17 @@ impl Gatekeeper {
                     Err(e) => rec["turn"] = json!({"done": false, "error": e}),
                 }
             }
-            let summary = format!(
-                "{} {} {receipt}: {} bytes, proof {} ({})",
-                loc.id,
-                rec["agent"].as_str().unwrap_or(""),
-                rec["bytes_out"],
-                rec["proof"]["match"].as_str().unwrap_or("none"),
-                rec["proof"]["source"].as_str().unwrap_or("screen"),
-            );
+            let summary = match &typed {
+                Some(r) => format!(
+                    "{} {} {receipt}: {} bytes, proof {} ({})",
+                    loc.id,
+                    r.agent,
+                    r.bytes_out,
+                    r.proof_field("match").unwrap_or("none"),
+                    r.proof_field("source").unwrap_or("screen"),
+                ),
+                None => format!("{} {receipt}", loc.id),
+            };
             answer(&summary, rec)
         })
         .await

@@ -14,12 +14,12 @@
 //! `@promptgate-bell` (`on`/`off`) are read every round and override the flags,
 //! so they can be changed without restarting it. It prints nothing.
 
-use super::status::{observe_all, segment, Identities, Row};
 use crate::cli::WatchArgs;
 use crate::detect::State;
 use crate::error::{Error, Result};
 use crate::lock::PaneLock;
 use crate::profile::Profiles;
+use crate::status::{observe_all, segment, Identities, Row};
 use crate::tmux::{Control, PaneLoc, Process, Server, Tmux};
 use std::collections::HashMap;
 use std::io::Write;
@@ -114,7 +114,7 @@ impl Watcher {
         let (notify, bell) = (on(opt(1), a.notify), on(opt(2), a.bell));
         let locs = t.locate_panes()?;
         let mut rows = observe_all(profiles, t, locs.clone(), &mut self.ids);
-        super::status::add_queue_counts(&mut rows, &self.server);
+        crate::status::add_queue_counts(&mut rows, &self.server);
         self.ids.retain(&locs);
         let done = self.transitions(&rows);
         if notify && !done.is_empty() {
