@@ -372,215 +372,202 @@ impl Delivery<'_> {
             shared,
             hook,
         } = *self;
-        deliver(tmux, clock, profiles, target, body, a, shared, hook)
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn deliver(
-    tmux: &mut dyn Tmux,
-    clock: &dyn Clock,
-    profiles: &Profiles,
-    target: &str,
-    body: &Body,
-    a: &SendOpts,
-    shared: &Shared,
-    hook: PhaseHook,
-) -> Outcome {
-    let read_at = crate::tmux::now_ms();
-    let (pane, screen) = match tmux.resolve_read(target) {
-        Ok(v) => v,
-        Err(e) => return Outcome::failed(target, e),
-    };
-    let mut live = Live::new(shared.live);
-    let prep = (|| {
-        let server_key = tmux.server_key()?;
-        // a pane launched a moment ago may not show its agent yet
-        let (first, read_at) =
-            observe_at_launch(tmux, profiles, a.agent.as_deref(), &pane, screen, read_at)?;
-        let Some(agent) = first.identity.agent.clone() else {
-            return Err(refusal(
-                &first.verdict.state,
-                &first.verdict.reason(),
-                false,
-            ));
+        let read_at = crate::tmux::now_ms();
+        let (pane, screen) = match tmux.resolve_read(target) {
+            Ok(v) => v,
+            Err(e) => return Outcome::failed(target, e),
         };
-        let pl = plan_body_for_pane(
-            body,
-            profiles.get(&agent)?.capability(),
-            first.screen.bracketed_paste,
-        )?;
-        let pane_pid = first.screen.pid;
-        live.begin(&pane, &agent, a.lock_timeout);
-        let lock = PaneLock::acquire_with(&server_key, &pane, a.lock_timeout, &mut || {
-            live.tick_with(|| {
-                let why = "waiting for another sender to this pane to finish";
-                ("locked".into(), why.into())
-            })
-        });
-        live.clear();
-        let lock = lock?;
-        // the read that identified the agent is the gate's first poll, unless
-        // another sender held the pane since it began (it may show that one's body)
-        let first = (lock.waited_ms == 0 && lock.last_held_ms < read_at).then_some(first.screen);
-        Ok((server_key, agent, pl, lock, first, pane_pid))
-    })();
-    let (server_key, agent, mut pl, lock, mut first, pane_pid) = match prep {
-        Ok(v) => v,
-        Err(e) => return Outcome::failed(&pane, e),
-    };
-    let profile = match profiles.get(&agent) {
-        Ok(p) => p,
-        Err(e) => return Outcome::failed(&pane, e),
-    };
-    let force = a.force;
-    // the agent's own record, marked before anything is typed (proof of receipt)
-    let mark = crate::record::mark(profile, pane_pid);
-    let hook_mark = crate::record::HookMark::new(&server_key, &pane);
-    // time spent gating (every gate, if it gated again), not delivering
-    let mut gate_time = Duration::ZERO;
-    // Gate, then deliver; when the pane changed after the gate's last look and
-    // nothing was typed (the look before typing, or tmux's own check on the
-    // paste), gate again, a few times.
-    let mut regates: Vec<String> = Vec::new();
-    let mut untyped = false;
-    let mut opened_ms;
-    let (gate, run) = loop {
-        let t_gate = clock.now();
-        let gate = match if force {
-            forced_gate(tmux, profile, &pane)
-        } else {
-            run_gate(
-                tmux,
-                profiles,
-                profile,
-                (a, shared),
-                &pane,
-                first.take(),
-                &mut live,
-            )
-        } {
-            Ok(g) => g,
+        let mut live = Live::new(shared.live);
+        let prep = (|| {
+            let server_key = tmux.server_key()?;
+            // a pane launched a moment ago may not show its agent yet
+            let (first, read_at) =
+                observe_at_launch(tmux, profiles, a.agent.as_deref(), &pane, screen, read_at)?;
+            let Some(agent) = first.identity.agent.clone() else {
+                return Err(refusal(
+                    &first.verdict.state,
+                    &first.verdict.reason(),
+                    false,
+                ));
+            };
+            let pl = plan_body_for_pane(
+                body,
+                profiles.get(&agent)?.capability(),
+                first.screen.bracketed_paste,
+            )?;
+            let pane_pid = first.screen.pid;
+            live.begin(&pane, &agent, a.lock_timeout);
+            let lock = PaneLock::acquire_with(&server_key, &pane, a.lock_timeout, &mut || {
+                live.tick_with(|| {
+                    let why = "waiting for another sender to this pane to finish";
+                    ("locked".into(), why.into())
+                })
+            });
+            live.clear();
+            let lock = lock?;
+            // the read that identified the agent is the gate's first poll, unless
+            // another sender held the pane since it began (it may show that one's body)
+            let first =
+                (lock.waited_ms == 0 && lock.last_held_ms < read_at).then_some(first.screen);
+            Ok((server_key, agent, pl, lock, first, pane_pid))
+        })();
+        let (server_key, agent, mut pl, lock, mut first, pane_pid) = match prep {
+            Ok(v) => v,
             Err(e) => return Outcome::failed(&pane, e),
         };
-        gate_time += clock.now() - t_gate;
-        // the receipt's time: when the gate opened, right before typing
-        opened_ms = crate::tmux::now_ms();
-        if !gate.ready && !force {
-            break (gate, None);
-        }
-        // the agent may have turned bracketed paste on or off since the first look
-        if gate.screen.bracketed_paste.is_some() {
-            match plan_body_for_pane(body, profile.capability(), gate.screen.bracketed_paste) {
-                Ok(p) => pl = p,
-                Err(e) => {
-                    untyped = true;
-                    break (gate, Some(Err(e)));
+        let profile = match profiles.get(&agent) {
+            Ok(p) => p,
+            Err(e) => return Outcome::failed(&pane, e),
+        };
+        let force = a.force;
+        // the agent's own record, marked before anything is typed (proof of receipt)
+        let mark = crate::record::mark(profile, pane_pid);
+        let hook_mark = crate::record::HookMark::new(&server_key, &pane);
+        // time spent gating (every gate, if it gated again), not delivering
+        let mut gate_time = Duration::ZERO;
+        // Gate, then deliver; when the pane changed after the gate's last look and
+        // nothing was typed (the look before typing, or tmux's own check on the
+        // paste), gate again, a few times.
+        let mut regates: Vec<String> = Vec::new();
+        let mut untyped = false;
+        let mut opened_ms;
+        let (gate, run) = loop {
+            let t_gate = clock.now();
+            let gate = match if force {
+                forced_gate(tmux, profile, &pane)
+            } else {
+                run_gate(
+                    tmux,
+                    profiles,
+                    profile,
+                    (a, shared),
+                    &pane,
+                    first.take(),
+                    &mut live,
+                )
+            } {
+                Ok(g) => g,
+                Err(e) => return Outcome::failed(&pane, e),
+            };
+            gate_time += clock.now() - t_gate;
+            // the receipt's time: when the gate opened, right before typing
+            opened_ms = crate::tmux::now_ms();
+            if !gate.ready && !force {
+                break (gate, None);
+            }
+            // the agent may have turned bracketed paste on or off since the first look
+            if gate.screen.bracketed_paste.is_some() {
+                match plan_body_for_pane(body, profile.capability(), gate.screen.bracketed_paste) {
+                    Ok(p) => pl = p,
+                    Err(e) => {
+                        untyped = true;
+                        break (gate, Some(Err(e)));
+                    }
                 }
             }
-        }
-        let job = Job {
-            profile,
-            pane: &pane,
-            plan: &pl,
-            pid: gate.screen.pid,
-            gate_screen: &gate.screen,
-            opts: a,
-            shared,
-            hook,
-        };
-        match job.run(tmux, clock, &mut live) {
-            Ok(Step::Regate(why)) if regates.len() < MAX_REGATES => regates.push(why),
-            Ok(Step::Regate(why)) => {
-                untyped = true;
-                let e = Error::PaneChanged(
+            let job = Job {
+                profile,
+                pane: &pane,
+                plan: &pl,
+                pid: gate.screen.pid,
+                gate_screen: &gate.screen,
+                opts: a,
+                shared,
+                hook,
+            };
+            match job.run(tmux, clock, &mut live) {
+                Ok(Step::Regate(why)) if regates.len() < MAX_REGATES => regates.push(why),
+                Ok(Step::Regate(why)) => {
+                    untyped = true;
+                    let e = Error::PaneChanged(
                     pane.clone(),
                     format!(
                         "it changed after each of {} ready looks, before anything was typed; nothing typed (last: {why})",
                         MAX_REGATES + 1
                     ),
                 );
-                break (gate, Some(Err(e)));
+                    break (gate, Some(Err(e)));
+                }
+                Ok(Step::Done(d)) => break (gate, Some(Ok(*d))),
+                Err(e) => break (gate, Some(Err(e))),
             }
-            Ok(Step::Done(d)) => break (gate, Some(Ok(*d))),
-            Err(e) => break (gate, Some(Err(e))),
-        }
-    };
-    let gate_ms = gate_time.as_millis() as u64;
-    let mut rec = Record {
-        time_ms: opened_ms as u64,
-        pane: pane.clone(),
-        server: server_key,
-        agent,
-        bytes_in: pl.bytes_in,
-        bytes_out: pl.bytes_out,
-        framing: pl.framing,
-        chunks: pl.chunks.len(),
-        changes: pl.changes.clone(),
-        forced: force,
-        control_mode: tmux.connected(),
-        lock_waited_ms: lock.waited_ms,
-        gate: GateSummary {
-            ready: gate.ready,
-            state: gate.state.to_string(),
-            waited_ms: gate.waited_ms,
-            polls: gate.polls,
-            reason: gate.reason.clone(),
-            regated: regates,
-        },
-        proof: None,
-        receipt: Kind::NotSent,
-        error: None,
-        evidence: None,
-        resubmits: None,
-        timings: None,
-        exit_code: 0,
-        turn: None,
-        via: None,
-    };
-    let Some(run) = run else {
-        let e = refusal(&gate.state, &gate.reason, gate.timed_out);
-        rec.error = Some(e.to_string());
-        rec.exit_code = e.exit_code();
-        return Outcome {
+        };
+        let gate_ms = gate_time.as_millis() as u64;
+        let mut rec = Record {
+            time_ms: opened_ms as u64,
+            pane: pane.clone(),
+            server: server_key,
+            agent,
+            bytes_in: pl.bytes_in,
+            bytes_out: pl.bytes_out,
+            framing: pl.framing,
+            chunks: pl.chunks.len(),
+            changes: pl.changes.clone(),
+            forced: force,
+            control_mode: tmux.connected(),
+            lock_waited_ms: lock.waited_ms,
+            gate: GateSummary {
+                ready: gate.ready,
+                state: gate.state.to_string(),
+                waited_ms: gate.waited_ms,
+                polls: gate.polls,
+                reason: gate.reason.clone(),
+                regated: regates,
+            },
+            proof: None,
+            receipt: Kind::NotSent,
+            error: None,
+            evidence: None,
+            resubmits: None,
+            timings: None,
+            exit_code: 0,
+            turn: None,
+            via: None,
+        };
+        let Some(run) = run else {
+            let e = refusal(&gate.state, &gate.reason, gate.timed_out);
+            rec.error = Some(e.to_string());
+            rec.exit_code = e.exit_code();
+            return Outcome {
+                pane,
+                rec: Some(rec),
+                code: e.exit_code(),
+                err: Some(e),
+            };
+        };
+        let (code, err) = match run {
+            Ok((typed, mut j, resubmits, verify_ms)) => {
+                let proof = prove(&mark, &hook_mark, profile, &pl, &mut j);
+                rec.proof = serde_json::to_value(&proof).ok();
+                rec.receipt = j.receipt.clone().into();
+                rec.evidence = serde_json::to_value(&j.evidence).ok();
+                rec.resubmits = Some(resubmits);
+                rec.timings = Some(Timings {
+                    gate_ms,
+                    type_ms: typed.type_ms,
+                    settle_ms: typed.settle_ms,
+                    settled: typed.settled,
+                    verify_ms,
+                    total_ms: clock.now().as_millis() as u64,
+                    submit_at_ms: typed.submit_at_ms,
+                });
+                (receipt_code(&j.receipt), None)
+            }
+            Err(e) => {
+                // nothing typed (the pane kept changing): not-sent, as a gate refusal
+                rec.receipt = if untyped { Kind::NotSent } else { Kind::Failed };
+                rec.error = Some(e.to_string());
+                (e.exit_code(), Some(e))
+            }
+        };
+        rec.exit_code = code;
+        drop(lock);
+        Outcome {
             pane,
             rec: Some(rec),
-            code: e.exit_code(),
-            err: Some(e),
-        };
-    };
-    let (code, err) = match run {
-        Ok((typed, mut j, resubmits, verify_ms)) => {
-            let proof = prove(&mark, &hook_mark, profile, &pl, &mut j);
-            rec.proof = serde_json::to_value(&proof).ok();
-            rec.receipt = j.receipt.clone().into();
-            rec.evidence = serde_json::to_value(&j.evidence).ok();
-            rec.resubmits = Some(resubmits);
-            rec.timings = Some(Timings {
-                gate_ms,
-                type_ms: typed.type_ms,
-                settle_ms: typed.settle_ms,
-                settled: typed.settled,
-                verify_ms,
-                total_ms: clock.now().as_millis() as u64,
-                submit_at_ms: typed.submit_at_ms,
-            });
-            (receipt_code(&j.receipt), None)
+            code,
+            err,
         }
-        Err(e) => {
-            // nothing typed (the pane kept changing): not-sent, as a gate refusal
-            rec.receipt = if untyped { Kind::NotSent } else { Kind::Failed };
-            rec.error = Some(e.to_string());
-            (e.exit_code(), Some(e))
-        }
-    };
-    rec.exit_code = code;
-    drop(lock);
-    Outcome {
-        pane,
-        rec: Some(rec),
-        code,
-        err,
     }
 }
 
