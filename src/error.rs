@@ -303,3 +303,68 @@ pub fn notice(
         _ => return None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The words the tmux plugin shows for each outcome (it kept them in a table
+    /// of its own before).
+    #[test]
+    fn notices() {
+        let n = |c, agent, state, ms| notice("%3", agent, state, c, ms);
+        assert_eq!(
+            n(0, Some("codex"), Some("ready"), Some(120)).unwrap(),
+            "sent to %3 (codex) consumed in 120 ms"
+        );
+        assert_eq!(
+            n(code::TIMEOUT, Some("claude"), Some("busy"), None).unwrap(),
+            "%3 claude not ready in time (busy), nothing sent"
+        );
+        assert_eq!(
+            n(
+                code::REFUSED_DIALOG,
+                Some("gemini"),
+                Some("dialog:trust"),
+                None
+            )
+            .unwrap(),
+            "%3 gemini shows a trust dialog, nothing sent"
+        );
+        assert_eq!(
+            n(code::REFUSED_NOT_AGENT, None, None, None).unwrap(),
+            "%3 runs no agent, nothing sent"
+        );
+        assert_eq!(
+            n(code::LOCKED, None, None, None).unwrap(),
+            "%3 is being sent to by someone else, nothing sent"
+        );
+        assert_eq!(
+            n(code::RECEIPT_STRANDED, Some("claude"), Some("ready"), None).unwrap(),
+            "typed into %3 (claude) but the submit did not take"
+        );
+        // no words of its own: the error says it
+        assert_eq!(n(code::PANE_CHANGED, None, None, None), None);
+        assert_eq!(n(code::BAD_BODY, None, None, None), None);
+    }
+
+    #[test]
+    fn every_refusal_has_its_code() {
+        assert_eq!(
+            refusal(&State::Busy, "x", false).exit_code(),
+            code::REFUSED_BUSY
+        );
+        assert_eq!(refusal(&State::Busy, "x", true).exit_code(), code::TIMEOUT);
+        assert_eq!(
+            not_ready(&State::Draft, "x", false).exit_code(),
+            code::REFUSED_DRAFT
+        );
+        assert_eq!(
+            Error::refused(Refused::Gone, "x").exit_code(),
+            code::DELIVERY_FAILED
+        );
+        assert_eq!(fanout_code(2, 2), 0);
+        assert_eq!(fanout_code(1, 2), code::FANOUT_PARTIAL);
+        assert_eq!(fanout_code(0, 2), code::FANOUT_NONE);
+    }
+}

@@ -157,3 +157,108 @@ impl Receipt {
         serde_json::to_value(self).unwrap_or_default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Change, Framing};
+
+    fn consumed() -> Receipt {
+        Receipt {
+            time_ms: 1796161192112,
+            pane: "%0".into(),
+            server: "/tmp/tmux-0/default".into(),
+            agent: "claude".into(),
+            bytes_in: 54,
+            bytes_out: 54,
+            framing: Framing::BracketedPaste,
+            chunks: 2,
+            changes: vec![Change {
+                what: "CRLF/CR -> LF".into(),
+                count: 1,
+            }],
+            forced: false,
+            control_mode: true,
+            lock_waited_ms: 0,
+            gate: GateSummary {
+                ready: true,
+                state: "ready".into(),
+                waited_ms: 105,
+                polls: 5,
+                reason: "ready and still".into(),
+                regated: vec![],
+            },
+            proof: Some(serde_json::json!({"source": "transcript", "match": "exact"})),
+            receipt: Kind::Consumed,
+            error: None,
+            evidence: Some(serde_json::json!({"rule": "claude.footer.esc-to-interrupt"})),
+            resubmits: Some(0),
+            timings: Some(Timings {
+                gate_ms: 109,
+                type_ms: 21,
+                settle_ms: 68,
+                settled: true,
+                verify_ms: 26,
+                total_ms: 363,
+                submit_at_ms: 1796161192400,
+            }),
+            exit_code: 0,
+            turn: None,
+            via: None,
+        }
+    }
+
+    /// The JSON keys, in the order `send --json` has always printed them.
+    #[test]
+    fn serializes_to_the_receipt_json_and_back() {
+        let r = consumed();
+        let v = r.to_json();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "time_ms",
+                "pane",
+                "server",
+                "agent",
+                "bytes_in",
+                "bytes_out",
+                "framing",
+                "chunks",
+                "changes",
+                "forced",
+                "control_mode",
+                "lock_waited_ms",
+                "gate",
+                "proof",
+                "receipt",
+                "evidence",
+                "resubmits",
+                "timings",
+                "exit_code"
+            ]
+        );
+        assert_eq!(v["framing"], "bracketed-paste");
+        assert_eq!(v["receipt"], "consumed");
+        assert_eq!(v["gate"]["regated"], serde_json::json!([]));
+        let back: Receipt = serde_json::from_value(v).unwrap();
+        assert_eq!(back, r);
+        assert_eq!(r.rule(), "claude.footer.esc-to-interrupt");
+        assert_eq!(r.proof_field("match"), Some("exact"));
+        assert_eq!(r.changes_text(), "; 1 change: CRLF/CR -> LF x1");
+    }
+
+    #[test]
+    fn kinds_are_the_receipt_words() {
+        for (k, w) in [
+            (Kind::Consumed, "consumed"),
+            (Kind::NotSent, "not-sent"),
+            (Kind::Failed, "failed"),
+            (Kind::Mangled, "mangled"),
+        ] {
+            assert_eq!(serde_json::to_value(k).unwrap(), w);
+            assert_eq!(k.to_string(), w);
+        }
+        assert_eq!(Kind::from(verify::Receipt::Stranded), Kind::Stranded);
+    }
+}
