@@ -808,7 +808,14 @@ impl Job<'_> {
                 announced = true;
             }
             let guard = Guard::of(&before);
-            if shared.in_slot(|| submit(tmux, pane, pl, guard.as_ref()))? {
+            // when the submit key was issued (its tmux call may return much later
+            // on a loaded machine, after the agent has already taken the prompt)
+            let mut pressed_at = 0;
+            if shared.in_slot(|| {
+                pressed_at = crate::tmux::now_ms() as u64;
+                submit(tmux, pane, pl, guard.as_ref())
+            })? {
+                typed.submit_at_ms = pressed_at;
                 break;
             }
             held_back += 1;
@@ -823,7 +830,6 @@ impl Job<'_> {
             before = settle(tmux, pane, profile, clock, quiet, settle_max, &mut typed)?;
             ensure_same_pane(pane, &before, pid)?;
         }
-        typed.submit_at_ms = crate::tmux::now_ms() as u64;
         if a.no_verify {
             let j = Judgement {
                 receipt: Receipt::Consumed,

@@ -76,7 +76,8 @@ pub struct Timings {
     pub settled: bool,
     pub verify_ms: u64,
     pub total_ms: u64,
-    /// When the (first) submit key was written: Unix epoch ms.
+    /// When the (first) submit key was issued: Unix epoch ms (taken before the
+    /// tmux call, which can return well after the agent took the prompt).
     pub submit_at_ms: u64,
 }
 
