@@ -592,7 +592,11 @@ impl Gatekeeper {
                 Err(e) => return refuse(&e, json!({"receipt": "not-sent"})),
             };
             // send's defaults, with the tool's timeout and waits
-            let mut opts = SendOpts::default();
+            // (`PROMPTGATE_GATE=off` skips the gate here too, as for `send`)
+            let mut opts = SendOpts {
+                force: crate::cli::gate_off_from_env(),
+                ..SendOpts::default()
+            };
             opts.gate.timeout = timeout;
             opts.gate.wait_busy = p.wait_busy;
             opts.gate.wait_dialog = p.wait_dialog;

@@ -92,10 +92,12 @@ fn list(dir: &Path, json: bool) -> Result<i32> {
 }
 
 /// `send` options for one queued item: it waits through busy for the
-/// watcher's `--gate-timeout`, and for another sender at most 5 s.
+/// watcher's `--gate-timeout`, and for another sender at most 5 s
+/// (`PROMPTGATE_GATE=off` skips the gate, as for `send`).
 fn send_opts(item: &Item, r: &QueueRunArgs) -> SendOpts {
     let mut o = SendOpts {
         agent: item.agent.clone(),
+        force: crate::cli::gate_off_from_env(),
         lock_timeout: Duration::from_secs(5),
         ..SendOpts::default()
     };
