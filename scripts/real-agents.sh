@@ -17,7 +17,7 @@
 #       then the whole table as `table <agent> <role> <release>`.
 #
 #   start AGENT MODE WIDTH HEIGHT
-#       AGENT: claude | codex | gemini.   MODE: ready | fresh   (claude also: fresh-apikey)
+#       AGENT: claude | codex | gemini | opencode | kilo | copilot.   MODE: ready | fresh   (claude also: fresh-apikey)
 #         ready         seeded HOME: the agent comes up straight at its empty prompt, no dialog.
 #         fresh         first-run dialogs: claude theme -> security notes -> trust; codex welcome/sign-in ->
 #                       "Sign in another way" -> API key -> trust; gemini trust -> (restart) -> auth method
@@ -57,6 +57,11 @@
 #                 item_completed of a UserMessage; its text parts concatenated), files in name (= time) order.
 #         gemini  ~/.gemini/tmp/<project dir name>/logs.json: a JSON array; prints "message" of the entries
 #                 with "type":"user".
+#         opencode, kilo  ~/.local/state/<agent>/prompt-history.jsonl: lines {"input","parts","mode"}; prints
+#                 "input" with each pasted part put back where its placeholder (`[Pasted ~N lines]`, the
+#                 part's source.text.value) stands.
+#         copilot ~/.copilot/session-state (a dir: every <session>/events.jsonl, oldest first, or one file):
+#                 lines {"type":"user.message","data":{"content"}}; prints "content".
 #
 #   capture AGENT STATE WIDTH HEIGHT NAME [NOTE]
 #       Saves fixtures/<agent>/<NAME>.txt (capture-pane -p), .ansi (capture-pane -p -e) and .meta
@@ -90,6 +95,9 @@
 #   gemini fresh: trust (Enter), the CLI restarts (~2 s), auth method "Use Gemini API Key" (Enter),
 #     key box (pre-filled, Enter).
 #
+#   opencode, kilo: no first-run dialog (fresh = no config file: the same prompt).
+#   copilot fresh: "Confirm folder trust" with "❯ 1. Yes" selected (Enter).
+#
 # Environment of the agent: `env -i` plus HOME, PATH, LANG=C.UTF-8 and the pane's TERM, TMUX, TMUX_PANE,
 # TERM_PROGRAM, TERM_PROGRAM_VERSION, and
 #   claude  DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1
@@ -99,6 +107,12 @@
 #   gemini  GEMINI_API_KEY=fake-offline-test-key GEMINI_TELEMETRY_ENABLED=false METADATA_SERVER_DETECTION=none
 #           and settings.json general.maxAttempts=1 + general.retryFetchErrors=false so an offline submit
 #           fails fast (GEMINI_FAST_FAIL=0 leaves them out: then it retries for minutes)
+#   opencode ANTHROPIC_API_KEY=<fake> OPENCODE_DISABLE_{AUTOUPDATE,MODELS_FETCH,LSP_DOWNLOAD,DEFAULT_PLUGINS,SHARE}=1,
+#           and ~/.config/opencode/opencode.json (ready): autoupdate off, the anthropic base URL a closed local port
+#   kilo    the same with KILO_ for OPENCODE_ (plus KILO_DISABLE_CODEBASE_INDEXING, _SESSION_INGEST), ~/.config/kilo/kilo.json
+#   copilot COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:9/v1 COPILOT_MODEL=gpt-4o (its
+#           bring-your-own-model mode: no GitHub login); without a model it exits at once
+#   opencode, kilo and copilot retry an offline turn for minutes: Escape ends it (kilo: Escape twice).
 # AGENT_ENV="K=V K2=V2" adds variables or overrides the ones above (no spaces inside values), e.g.
 # AGENT_ENV=CLAUDE_CODE_MAX_RETRIES=10 keeps claude busy (retrying) for minutes; AGENT_ARGS="..." adds arguments.
 #
@@ -136,13 +150,31 @@ table_version() {
 	echo "$v"
 }
 
+# table_version_or_newest AGENT ROLE: as table_version, but an agent without a row for ROLE (a
+# newly supported one, no older release checked yet) runs its `newest` release
+table_version_or_newest() {
+	local v
+	v=$(awk -v a="$1" -v r="$2" '$1 !~ /^#/ && $1 == a && $2 == r { print $3; exit }' "$VERSIONS_FILE")
+	[[ -n $v ]] || v=$(table_version "$1" newest)
+	echo "$v"
+}
+
 CLAUDE_VERSION=${CLAUDE_VERSION:-$(table_version claude "$RELEASE")}
 CODEX_VERSION=${CODEX_VERSION:-$(table_version codex "$RELEASE")}
 GEMINI_VERSION=${GEMINI_VERSION:-$(table_version gemini "$RELEASE")}
+# --- opencode / kilo / copilot (issue 19) ---
+OPENCODE_VERSION=${OPENCODE_VERSION:-$(table_version_or_newest opencode "$RELEASE")}
+KILO_VERSION=${KILO_VERSION:-$(table_version_or_newest kilo "$RELEASE")}
+COPILOT_VERSION=${COPILOT_VERSION:-$(table_version_or_newest copilot "$RELEASE")}
+# --- end opencode / kilo / copilot ---
 
 CLAUDE_KEY=sk-ant-fake-key-for-offline-test
 CODEX_KEY=sk-fake-offline-test
 GEMINI_KEY=fake-offline-test-key
+# opencode / kilo: a fake Anthropic key (the provider's base URL is a closed local port, see seed_opencode)
+OPENCODE_KEY=sk-ant-fake-key-for-offline-test
+# copilot: its bring-your-own-model mode, pointed at a closed local port
+COPILOT_BASE_URL=http://127.0.0.1:9/v1
 
 STATES_RE='^(ready|draft|busy|starting|exited|dialog:(trust|api-key|onboarding|permission|login|other))$'
 META_FORMAT='cursor_x=#{cursor_x}
@@ -179,7 +211,8 @@ usage() {
 check_agent() {
 	case ${1:-} in
 	claude | codex | gemini) ;;
-	*) usage_die "unknown agent '${1:-}' (want claude, codex or gemini)" ;;
+	opencode | kilo | copilot) ;;
+	*) usage_die "unknown agent '${1:-}' (want claude, codex, gemini, opencode, kilo or copilot)" ;;
 	esac
 }
 
@@ -188,6 +221,9 @@ agent_pkg() {
 	claude) echo @anthropic-ai/claude-code ;;
 	codex) echo @openai/codex ;;
 	gemini) echo @google/gemini-cli ;;
+	opencode) echo opencode-ai ;;
+	kilo) echo @kilocode/cli ;;
+	copilot) echo @github/copilot ;;
 	esac
 }
 
@@ -196,6 +232,9 @@ agent_version() {
 	claude) echo "$CLAUDE_VERSION" ;;
 	codex) echo "$CODEX_VERSION" ;;
 	gemini) echo "$GEMINI_VERSION" ;;
+	opencode) echo "$OPENCODE_VERSION" ;;
+	kilo) echo "$KILO_VERSION" ;;
+	copilot) echo "$COPILOT_VERSION" ;;
 	esac
 }
 
@@ -210,6 +249,9 @@ agent_bin() {
 	claude) echo "$dir/node_modules/.bin/claude" ;; # a symlink to bin/claude.exe: comm = "claude"
 	codex) echo "$dir/node_modules/.bin/codex" ;;
 	gemini) echo "$dir/node_modules/.bin/gemini" ;;
+	opencode) echo "$dir/node_modules/.bin/opencode" ;; # -> opencode-ai/bin/opencode.exe (a native binary)
+	kilo) echo "$dir/node_modules/.bin/kilo" ;;         # a node script that runs @kilocode/cli/bin/.kilo
+	copilot) echo "$dir/node_modules/.bin/copilot" ;;   # npm-loader.js (node) -> @github/copilot-linux-x64/copilot
 	esac
 }
 
@@ -286,7 +328,7 @@ install_agent() {
 
 cmd_install() {
 	local agents=("$@") a
-	[[ ${#agents[@]} -gt 0 ]] || agents=(claude codex gemini)
+	[[ ${#agents[@]} -gt 0 ]] || agents=(claude codex gemini opencode kilo copilot)
 	for a in "${agents[@]}"; do check_agent "$a"; done
 	for a in "${agents[@]}"; do install_agent "$a"; done
 }
@@ -483,12 +525,41 @@ seed_gemini() {
 	esac
 }
 
+# --- opencode / kilo / copilot (issue 19) ---
+
+# seed_opencode MODE HOME NAME: opencode and its fork kilo read ~/.config/<name>/<name>.json. Both come
+# up at their empty prompt with any Anthropic key and no dialog (fresh = no config file at all); the
+# seeded config turns self-updates and sharing off and points the anthropic provider at a closed local
+# port, so that a submit fails (and retries) without ever reaching the network.
+seed_opencode() {
+	local mode=$1 home=$2 name=$3
+	mkdir -p "$home/.config/$name"
+	[[ $mode == ready ]] || return 0
+	json '({autoupdate: false, share: "disabled",
+		provider: {anthropic: {options: {baseURL: "http://127.0.0.1:9/v1"}}}})' >"$home/.config/$name/$name.json"
+}
+
+# seed_copilot MODE HOME PROJECT: ready = the project among ~/.copilot/config.json's trustedFolders
+# (no trust dialog); fresh = no config: the "Confirm folder trust" dialog comes first.
+seed_copilot() {
+	local mode=$1 home=$2 project=$3
+	mkdir -p "$home/.copilot"
+	[[ $mode == ready ]] || return 0
+	json '({firstLaunchAt: "2026-12-02T00:00:00.000Z", appTipShown: true, trustedFolders: [a[0]]})' \
+		"$project" >"$home/.copilot/config.json"
+}
+
+# --- end opencode / kilo / copilot ---
+
 record_path() {
 	local agent=$1 home=$2 project=$3
 	case $agent in
 	claude) echo "$home/.claude/projects/${project//[^a-zA-Z0-9]/-}" ;;
 	codex) echo "$home/.codex/history.jsonl" ;;
 	gemini) echo "$home/.gemini/tmp/${project##*/}/logs.json" ;;
+	opencode) echo "$home/.local/state/opencode/prompt-history.jsonl" ;;
+	kilo) echo "$home/.local/state/kilo/prompt-history.jsonl" ;;
+	copilot) echo "$home/.copilot/session-state" ;;
 	esac
 }
 
@@ -531,6 +602,8 @@ cmd_start() {
 	claude) seed_claude "$mode" "$home" "$project" "$ver" ;;
 	codex) seed_codex "$mode" "$home" "$project" "$bin" "$run" ;;
 	gemini) seed_gemini "$mode" "$home" "$project" ;;
+	opencode | kilo) seed_opencode "$mode" "$home" "$agent" ;;
+	copilot) seed_copilot "$mode" "$home" "$project" ;;
 	esac
 
 	local -a envs=(HOME="$home" PATH="$AGENT_PATH" LANG=C.UTF-8)
@@ -550,6 +623,18 @@ cmd_start() {
 		;;
 	gemini)
 		envs+=(GEMINI_API_KEY="$GEMINI_KEY" GEMINI_TELEMETRY_ENABLED=false METADATA_SERVER_DETECTION=none)
+		;;
+	opencode)
+		envs+=(ANTHROPIC_API_KEY="$OPENCODE_KEY" OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_MODELS_FETCH=1
+			OPENCODE_DISABLE_LSP_DOWNLOAD=1 OPENCODE_DISABLE_DEFAULT_PLUGINS=1 OPENCODE_DISABLE_SHARE=1)
+		;;
+	kilo)
+		envs+=(ANTHROPIC_API_KEY="$OPENCODE_KEY" KILO_DISABLE_AUTOUPDATE=1 KILO_DISABLE_MODELS_FETCH=1
+			KILO_DISABLE_LSP_DOWNLOAD=1 KILO_DISABLE_DEFAULT_PLUGINS=1 KILO_DISABLE_SHARE=1
+			KILO_DISABLE_CODEBASE_INDEXING=1 KILO_DISABLE_SESSION_INGEST=1)
+		;;
+	copilot)
+		envs+=(COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL="$COPILOT_BASE_URL" COPILOT_MODEL=gpt-4o)
 		;;
 	esac
 	local extra
@@ -763,6 +848,28 @@ if (agent === "claude") {
       }
     }
   }
+} else if (agent === "opencode" || agent === "kilo") {
+  // ~/.local/state/<agent>/prompt-history.jsonl: {"input","parts","mode"}. OpenCode shows a long or
+  // multi-line paste as `[Pasted ~N lines]` in "input" and keeps the pasted text in a part whose
+  // source.text.value is that placeholder: put each such part back where its placeholder stands.
+  if (!fs.existsSync(rec)) process.exit(0);
+  for (const e of lines(rec)) {
+    if (typeof e.input !== "string") continue;
+    let s = e.input;
+    for (const p of e.parts || []) {
+      const v = p && p.type === "text" && p.source && p.source.text && p.source.text.value;
+      if (typeof v === "string" && typeof p.text === "string" && s.includes(v)) s = s.replace(v, () => p.text);
+    }
+    out(s);
+  }
+} else if (agent === "copilot") {
+  // ~/.copilot/session-state/<session id>/events.jsonl: {"type":"user.message","data":{"content"}}
+  if (!fs.existsSync(rec)) process.exit(0);
+  const files = fs.statSync(rec).isDirectory()
+    ? fs.readdirSync(rec).map((d) => path.join(rec, d, "events.jsonl")).filter((f) => fs.existsSync(f))
+    : [rec];
+  files.sort((a, b) => fs.statSync(a).mtimeMs - fs.statSync(b).mtimeMs);
+  for (const f of files) for (const e of lines(f)) if (e.type === "user.message" && e.data && typeof e.data.content === "string") out(e.data.content);
 } else if (agent === "gemini") {
   if (!fs.existsSync(rec)) process.exit(0);
   let a;
@@ -823,7 +930,7 @@ capture_with_tmux() {
 
 cmd_versions() {
 	local a
-	for a in claude codex gemini; do echo "$a $(agent_version "$a")"; done
+	for a in claude codex gemini opencode kilo copilot; do echo "$a $(agent_version "$a")"; done
 	awk '$1 !~ /^#/ && NF >= 3 { print "table", $1, $2, $3 }' "$VERSIONS_FILE"
 }
 

@@ -27,7 +27,8 @@ pub struct RecordDef {
     /// The file: `~` is the agent's HOME; `{cwd}` its directory, `{cwd_dashed}`
     /// that with every character but ASCII letters and digits as `-`,
     /// `{cwd_name}` its last component; `{env:NAME|fallback}` a variable of the
-    /// agent's environment. A `*` in the last component matches any name.
+    /// agent's environment. A `*` in the last component matches any name, and in one directory
+    /// component any directory (`session-state/*/events.jsonl`).
     pub path: String,
     /// `jsonl` (one JSON object a line, appended) or `json-array` (one array).
     #[serde(default)]
@@ -49,9 +50,26 @@ pub struct RecordDef {
     /// as `<pasted_content id="X">` … `</pasted_content id="X">`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unwrap: Option<String>,
+    /// Pasted text the agent keeps out of `text`, each paste leaving a
+    /// placeholder there (OpenCode: `[Pasted ~4 lines]` in `input`, the lines in
+    /// a part of `parts`): each placeholder is put back as its part's text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parts: Option<PartsDef>,
     /// How long after the submit to wait for the entry, at most.
     #[serde(default = "wait_ms")]
     pub wait_ms: u64,
+}
+
+/// A record's pasted parts (`[record] parts = { field = "parts", … }`).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PartsDef {
+    /// The entry's list of parts, dotted.
+    pub field: String,
+    /// In a part: the placeholder it left in the text, dotted.
+    pub placeholder: String,
+    /// In a part: the text it stands for, dotted.
+    pub text: String,
 }
 
 fn wait_ms() -> u64 {
@@ -376,10 +394,34 @@ fn entry_text(def: &RecordDef, v: &serde_json::Value) -> Option<String> {
         }
         _ => None,
     }?;
+    let text = match &def.parts {
+        Some(pd) => put_back_parts(pd, v, text),
+        None => text,
+    };
     Some(match def.unwrap.as_deref().map(regex::Regex::new) {
         Some(Ok(re)) => re.replace_all(&text, "$text").into_owned(),
         _ => text,
     })
+}
+
+/// Each pasted part's placeholder in `text` replaced by the part's text (the
+/// first occurrence, in the parts' order).
+fn put_back_parts(pd: &PartsDef, v: &serde_json::Value, mut text: String) -> String {
+    let Some(parts) = field(v, &pd.field).and_then(|p| p.as_array()) else {
+        return text;
+    };
+    for p in parts {
+        let (Some(ph), Some(t)) = (
+            field(p, &pd.placeholder).and_then(|x| x.as_str()),
+            field(p, &pd.text).and_then(|x| x.as_str()),
+        ) else {
+            continue;
+        };
+        if let Some(i) = text.find(ph).filter(|_| !ph.is_empty()) {
+            text.replace_range(i..i + ph.len(), t);
+        }
+    }
+    text
 }
 
 fn field<'a>(v: &'a serde_json::Value, dotted: &str) -> Option<&'a serde_json::Value> {
@@ -424,6 +466,25 @@ fn count(def: &RecordDef, path: &Path) -> u64 {
 /// The files a pattern names: itself, or with a `*` in its last component,
 /// every matching file of its directory (newest first).
 fn matching(pattern: &Path) -> Vec<PathBuf> {
+    // a `*` in a directory component (`session-state/*/events.jsonl`): every
+    // directory it matches, then the rest of the pattern under each
+    let comps: Vec<_> = pattern.components().collect();
+    let starred = comps[..comps.len().saturating_sub(1)]
+        .iter()
+        .position(|c| c.as_os_str().to_string_lossy().contains('*'));
+    if let Some(k) = starred {
+        let dir_pattern: PathBuf = comps[..=k].iter().collect();
+        let rest: PathBuf = comps[k + 1..].iter().collect();
+        let mut v: Vec<(std::time::SystemTime, PathBuf)> = matching(&dir_pattern)
+            .into_iter()
+            .filter(|d| d.is_dir())
+            .flat_map(|d| matching(&d.join(&rest)))
+            .filter(|p| p.exists())
+            .map(|p| (modified(&p), p))
+            .collect();
+        v.sort_by_key(|e| std::cmp::Reverse(e.0));
+        return v.into_iter().map(|(_, p)| p).collect();
+    }
     let name = pattern
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -441,16 +502,16 @@ fn matching(pattern: &Path) -> Vec<PathBuf> {
             let n = e.file_name().to_string_lossy().into_owned();
             n.len() >= pre.len() + post.len() && n.starts_with(pre) && n.ends_with(post)
         })
-        .map(|e| {
-            let t = e
-                .metadata()
-                .and_then(|m| m.modified())
-                .unwrap_or(std::time::UNIX_EPOCH);
-            (t, e.path())
-        })
+        .map(|e| (modified(&e.path()), e.path()))
         .collect();
     v.sort_by_key(|e| std::cmp::Reverse(e.0));
     v.into_iter().map(|(_, p)| p).collect()
+}
+
+fn modified(p: &Path) -> std::time::SystemTime {
+    std::fs::metadata(p)
+        .and_then(|m| m.modified())
+        .unwrap_or(std::time::UNIX_EPOCH)
 }
 
 /// `path` with `~`, `{cwd}`, `{cwd_dashed}`, `{cwd_name}` and `{env:NAME|fallback}`
@@ -566,6 +627,7 @@ mod tests {
             tab_width: Some(4),
             trims_trailing: true,
             unwrap: None,
+            parts: None,
             wait_ms: 10,
         }
     }
@@ -668,5 +730,55 @@ mod tests {
         writeln!(w, "{{\"type\":\"user\",\"text\":\"new one\"}}").unwrap();
         write!(w, "{{\"type\":\"user\",\"text\":\"half a li").unwrap();
         assert_eq!(m.prove("new one").matched, "exact");
+    }
+
+    #[test]
+    fn pasted_parts_are_put_back_where_their_placeholders_stand() {
+        // OpenCode 1.18.33's prompt-history.jsonl after typed text and a 4-line paste
+        let line = r#"{"input":"hello there[Pasted ~4 lines] ","parts":[{"type":"text","text":"line one\nline two\n\nline four","source":{"text":{"start":11,"end":28,"value":"[Pasted ~4 lines]"}}}],"mode":"normal"}"#;
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let d = RecordDef {
+            filter: BTreeMap::new(),
+            parts: Some(PartsDef {
+                field: "parts".into(),
+                placeholder: "source.text.value".into(),
+                text: "text".into(),
+            }),
+            ..def("input")
+        };
+        let got = entry_text(&d, &v).unwrap();
+        assert_eq!(got, "hello thereline one\nline two\n\nline four ");
+        assert_eq!(
+            judge(&d, "hello thereline one\nline two\n\nline four", &[got]).matched,
+            "exact"
+        );
+        // no parts: the input as it is
+        let v: serde_json::Value =
+            serde_json::from_str(r#"{"input":"one line","parts":[],"mode":"normal"}"#).unwrap();
+        assert_eq!(entry_text(&d, &v).unwrap(), "one line");
+    }
+
+    #[test]
+    fn a_star_in_a_directory_matches_every_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        for (s, body) in [("a", "x"), ("b", "y")] {
+            std::fs::create_dir_all(dir.path().join("state").join(s)).unwrap();
+            std::fs::write(dir.path().join("state").join(s).join("events.jsonl"), body).unwrap();
+        }
+        std::fs::create_dir_all(dir.path().join("state/c")).unwrap();
+        let got = matching(&dir.path().join("state/*/events.jsonl"));
+        let mut names: Vec<String> = got
+            .iter()
+            .map(|p| {
+                p.parent()
+                    .unwrap()
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        names.sort();
+        assert_eq!(names, vec!["a", "b"]);
     }
 }

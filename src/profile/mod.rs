@@ -1,6 +1,7 @@
 //! Agent profiles: everything promptgate knows about one agent, as data.
 //!
-//! Built-ins are embedded TOML (`claude.toml`, `codex.toml`, `gemini.toml`).
+//! Built-ins are embedded TOML (`claude.toml`, `codex.toml`, `gemini.toml`,
+//! `opencode.toml`, `kilo.toml`, `copilot.toml`, …).
 //! A user file (`$XDG_CONFIG_HOME/promptgate/agents.toml` or `--profiles FILE`)
 //! adds agents or overrides built-ins by name, without a rebuild. No other
 //! module knows an agent's glyphs, markers or timings.
@@ -15,6 +16,10 @@ const BUILTIN: &[(&str, &str)] = &[
     ("claude", include_str!("claude.toml")),
     ("codex", include_str!("codex.toml")),
     ("gemini", include_str!("gemini.toml")),
+    // issue 19
+    ("opencode", include_str!("opencode.toml")),
+    ("kilo", include_str!("kilo.toml")),
+    ("copilot", include_str!("copilot.toml")),
 ];
 
 /// One agent, as written in TOML.
@@ -114,6 +119,20 @@ pub struct ComposerDef {
     /// At most this many rows belong to one composer block.
     #[serde(default = "ten")]
     pub max_rows: usize,
+    /// The block's last rows that the agent draws inside its input box under the
+    /// input (OpenCode's `┃  Build · <model>` row above the box's bottom edge):
+    /// part of the block, never part of its text.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub status_rows: usize,
+    /// The block's rows are read only as far right as the rule under it reaches
+    /// (its first run of non-blank characters): OpenCode at 200 columns draws a
+    /// sidebar right of its input box, on the same rows.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub clip_to_rule_below: bool,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn yes() -> bool {
@@ -672,8 +691,9 @@ mod tests {
     #[test]
     fn builtins_compile() {
         let p = Profiles::builtin();
-        assert_eq!(p.names(), vec!["claude", "codex", "gemini"]);
-        assert_eq!(p.iter().count(), 3);
+        assert_eq!(&p.names()[..3], ["claude", "codex", "gemini"]);
+        assert!(p.names().contains(&"opencode"));
+        assert_eq!(p.iter().count(), p.names().len());
     }
 
     /// A built-in profile rewritten as one `[[agent]]` entry of a user file.
@@ -704,7 +724,7 @@ mod tests {
         assert_eq!(p.get("claude").unwrap().capability().submit_delay_ms, 999);
         assert_eq!(p.get("claude").unwrap().source, "test");
         assert!(p.get("aider").is_ok());
-        assert_eq!(p.names(), vec!["claude", "codex", "gemini", "aider"]);
+        assert_eq!(p.names().last(), Some(&"aider"));
     }
 
     #[test]
