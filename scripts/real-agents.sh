@@ -59,7 +59,8 @@
 #                 with "type":"user".
 #         opencode, kilo  ~/.local/state/<agent>/prompt-history.jsonl: lines {"input","parts","mode"}; prints
 #                 "input" with each pasted part put back where its placeholder (`[Pasted ~N lines]`, the
-#                 part's source.text.value) stands.
+#                 part's source.text.value) stands (the one space opencode stores after a placeholder that
+#                 ends the input is left out).
 #         copilot ~/.copilot/session-state (a dir: every <session>/events.jsonl, oldest first, or one file):
 #                 lines {"type":"user.message","data":{"content"}}; prints "content".
 #
@@ -535,6 +536,9 @@ seed_opencode() {
 	local mode=$1 home=$2 name=$3
 	mkdir -p "$home/.config/$name"
 	[[ $mode == ready ]] || return 0
+	# a HOME that ran the agent before: its state dir exists (promptgate reads the prompt record only
+	# where the agent keeps one, and a first start makes the dir only after its first paint)
+	mkdir -p "$home/.local/state/$name"
 	json '({autoupdate: false, share: "disabled",
 		provider: {anthropic: {options: {baseURL: "http://127.0.0.1:9/v1"}}}})' >"$home/.config/$name/$name.json"
 }
@@ -858,7 +862,9 @@ if (agent === "claude") {
     let s = e.input;
     for (const p of e.parts || []) {
       const v = p && p.type === "text" && p.source && p.source.text && p.source.text.value;
-      if (typeof v === "string" && typeof p.text === "string" && s.includes(v)) s = s.replace(v, () => p.text);
+      if (typeof v !== "string" || typeof p.text !== "string" || !s.includes(v)) continue;
+      // a paste that ends the input is stored with one space after its placeholder: not part of it
+      s = s.endsWith(v + " ") && s.indexOf(v) === s.length - v.length - 1 ? s.slice(0, -v.length - 1) + p.text : s.replace(v, () => p.text);
     }
     out(s);
   }
