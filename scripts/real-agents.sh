@@ -62,7 +62,8 @@
 #                 part's source.text.value) stands (the one space opencode stores after a placeholder that
 #                 ends the input is left out).
 #         copilot ~/.copilot/session-state (a dir: every <session>/events.jsonl, oldest first, or one file):
-#                 lines {"type":"user.message","data":{"content"}}; prints "content".
+#                 lines {"type":"user.message","data":{"content"}}; prints "content", with each reference to a
+#                 long paste (`<pasted_content file="<session>/files/paste-N.txt" … />`) replaced by that file's text.
 #
 #   capture AGENT STATE WIDTH HEIGHT NAME [NOTE]
 #       Saves fixtures/<agent>/<NAME>.txt (capture-pane -p), .ansi (capture-pane -p -e) and .meta
@@ -875,7 +876,10 @@ if (agent === "claude") {
     ? fs.readdirSync(rec).map((d) => path.join(rec, d, "events.jsonl")).filter((f) => fs.existsSync(f))
     : [rec];
   files.sort((a, b) => fs.statSync(a).mtimeMs - fs.statSync(b).mtimeMs);
-  for (const f of files) for (const e of lines(f)) if (e.type === "user.message" && e.data && typeof e.data.content === "string") out(e.data.content);
+  // a long paste is stored as <pasted_content file="<session>/files/paste-N.txt" size=… lines=… />: print the file's text
+  const files_in = (s, dir) => s.replace(/<pasted_content file="([^"]+)"[^>]*\/>/g, (m, f) =>
+    f.startsWith(dir + path.sep) && fs.existsSync(f) ? fs.readFileSync(f, "utf8") : m);
+  for (const f of files) for (const e of lines(f)) if (e.type === "user.message" && e.data && typeof e.data.content === "string") out(files_in(e.data.content, path.resolve(path.dirname(f))));
 } else if (agent === "gemini") {
   if (!fs.existsSync(rec)) process.exit(0);
   let a;

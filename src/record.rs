@@ -55,6 +55,13 @@ pub struct RecordDef {
     /// a part of `parts`): each placeholder is put back as its part's text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parts: Option<PartsDef>,
+    /// A regex for a reference the agent stores instead of a long paste, to a
+    /// file it wrote the paste to; group `path` is that file. Each match is
+    /// replaced by the file's text (Copilot CLI: `<pasted_content file="…"
+    /// size="20.1 KB" lines="302" />`). Only files under the record's own
+    /// directory are read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_ref: Option<String>,
     /// How long after the submit to wait for the entry, at most.
     #[serde(default = "wait_ms")]
     pub wait_ms: u64,
@@ -312,11 +319,13 @@ impl Mark {
                     .into_iter()
                     .filter_map(|l| serde_json::from_str::<serde_json::Value>(&l).ok())
                     .filter_map(|v| entry_text(&self.def, &v))
+                    .map(|t| put_back_files(&self.def, &p, t))
                     .collect::<Vec<_>>(),
                 RecordFormat::JsonArray => read_array(&p)
                     .into_iter()
                     .skip(since as usize)
                     .filter_map(|v| entry_text(&self.def, &v))
+                    .map(|t| put_back_files(&self.def, &p, t))
                     .collect(),
             };
             if !texts.is_empty() {
@@ -402,6 +411,33 @@ fn entry_text(def: &RecordDef, v: &serde_json::Value) -> Option<String> {
         Some(Ok(re)) => re.replace_all(&text, "$text").into_owned(),
         _ => text,
     })
+}
+
+/// Each file reference in `text` (the profile's `file_ref`) replaced by the
+/// file's text, when the file lies under the directory of `record`.
+fn put_back_files(def: &RecordDef, record: &Path, text: String) -> String {
+    let Some(Ok(re)) = def.file_ref.as_deref().map(regex::Regex::new) else {
+        return text;
+    };
+    let Some(dir) = record.parent() else {
+        return text;
+    };
+    re.replace_all(&text, |c: &regex::Captures| {
+        let whole = c[0].to_string();
+        let Some(path) = c.name("path").map(|m| Path::new(m.as_str())) else {
+            return whole;
+        };
+        let inside = path.is_absolute()
+            && path.starts_with(dir)
+            && !path
+                .components()
+                .any(|x| x == std::path::Component::ParentDir);
+        match inside.then(|| std::fs::read_to_string(path)) {
+            Some(Ok(t)) => t,
+            _ => whole,
+        }
+    })
+    .into_owned()
 }
 
 /// Each pasted part's placeholder in `text` replaced by the part's text (the
@@ -628,6 +664,7 @@ mod tests {
             trims_trailing: true,
             unwrap: None,
             parts: None,
+            file_ref: None,
             wait_ms: 10,
         }
     }
@@ -780,5 +817,29 @@ mod tests {
             .collect();
         names.sort();
         assert_eq!(names, vec!["a", "b"]);
+    }
+
+    #[test]
+    fn a_file_reference_is_read_from_under_the_records_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("session-state/abc");
+        std::fs::create_dir_all(session.join("files")).unwrap();
+        let paste = session.join("files/paste-1.txt");
+        std::fs::write(&paste, "line one\nline two").unwrap();
+        let record = session.join("events.jsonl");
+        let d = RecordDef {
+            file_ref: Some(r#"<pasted_content file="(?P<path>[^"]+)"[^>]*/>"#.into()),
+            ..def("text")
+        };
+        let t = format!(
+            "see <pasted_content file=\"{}\" size=\"20.1 KB\" lines=\"2\" />",
+            paste.display()
+        );
+        assert_eq!(put_back_files(&d, &record, t), "see line one\nline two");
+        // outside the record's directory: left as it is
+        let other = dir.path().join("secret.txt");
+        std::fs::write(&other, "no").unwrap();
+        let t = format!("<pasted_content file=\"{}\" />", other.display());
+        assert_eq!(put_back_files(&d, &record, t.clone()), t);
     }
 }
