@@ -516,6 +516,13 @@ fn geometry(cx: &Ctx, y: usize) -> Result<usize, String> {
             g.status_rows
         ));
     }
+    if let Some(edge) = &p.bottom_edge {
+        if last + 1 >= s.rows.len() || !edge.is_match(s.row(last + 1)) {
+            return Err(format!(
+                "block rows {y}..={last} not followed by the box's bottom edge"
+            ));
+        }
+    }
     if g.rule_below && !is_rule(last + 1) {
         return Err(format!("block rows {y}..={last} not followed by a rule"));
     }

@@ -3,7 +3,8 @@
 //! reads a fake exactly as it reads the real agent):
 //! claude `~/.claude/projects/<cwd, non-alphanumerics as ->/<session>.jsonl`,
 //! codex `$CODEX_HOME/history.jsonl` (default `~/.codex`), gemini
-//! `~/.gemini/tmp/<cwd name>/logs.json`.
+//! `~/.gemini/tmp/<cwd name>/logs.json`, opencode
+//! `~/.local/state/opencode/prompt-history.jsonl`.
 
 use super::Like;
 use serde_json::{json, Value};
@@ -30,7 +31,12 @@ pub fn init(like: Like) -> std::io::Result<()> {
         Like::Claude => env_dir("CLAUDE_CONFIG_DIR", home().join(".claude")),
         Like::Codex => env_dir("CODEX_HOME", home().join(".codex")),
         Like::Gemini => home().join(".gemini"),
+        Like::Opencode => opencode_state(),
     })
+}
+
+fn opencode_state() -> PathBuf {
+    env_dir("XDG_STATE_HOME", home().join(".local/state")).join("opencode")
 }
 
 /// Claude Code's session registry, `~/.claude/sessions/<pid>.json`: its state
@@ -61,6 +67,8 @@ pub fn fire_hooks(like: Like, event: &str, payload: serde_json::Value) {
         Like::Claude => env_dir("CLAUDE_CONFIG_DIR", home().join(".claude")).join("settings.json"),
         Like::Codex => env_dir("CODEX_HOME", home().join(".codex")).join("hooks.json"),
         Like::Gemini => home().join(".gemini").join("settings.json"),
+        // OpenCode runs no command hooks from a settings file
+        Like::Opencode => return,
     };
     let event = match (like, event) {
         (Like::Gemini, "UserPromptSubmit") => "BeforeAgent",
@@ -144,5 +152,9 @@ pub fn append(like: Like, text: &str) -> std::io::Result<()> {
             std::fs::write(&tmp, serde_json::to_vec_pretty(&all)?)?;
             std::fs::rename(tmp, path)
         }
+        Like::Opencode => append_line(
+            &opencode_state().join("prompt-history.jsonl"),
+            &json!({"input": text, "parts": [], "mode": "normal"}),
+        ),
     }
 }

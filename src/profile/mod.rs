@@ -129,6 +129,10 @@ pub struct ComposerDef {
     /// sidebar right of its input box, on the same rows.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub clip_to_rule_below: bool,
+    /// Regex of the row that must lie directly under the block: the box's
+    /// bottom edge (OpenCode's `╹▀▀▀…`), where `rule` matches more than that.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottom_edge: Option<String>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -235,6 +239,7 @@ pub struct Profile {
     pub prompt: Vec<Regex>,
     pub continuation: Option<Regex>,
     pub rule: Option<Regex>,
+    pub bottom_edge: Option<Regex>,
     pub placeholders: Vec<Regex>,
     pub paste_placeholders: Vec<Regex>,
     pub busy: Vec<Marker>,
@@ -376,6 +381,12 @@ impl Profile {
                 .rule
                 .as_deref()
                 .map(|s| re(composer("rule"), s))
+                .transpose()?,
+            bottom_edge: def
+                .composer
+                .bottom_edge
+                .as_deref()
+                .map(|s| re(composer("bottom_edge"), s))
                 .transpose()?,
             placeholders: res(&composer("placeholders"), &def.composer.placeholders)?,
             paste_placeholders: res(
