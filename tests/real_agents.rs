@@ -1593,3 +1593,28 @@ fn copilot_120x40() {
         issue19_ready_run("copilot", 120, 40);
     }
 }
+
+#[test]
+fn opencode_80x24() {
+    if enabled("opencode_80x24") {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        issue19_ready_run("opencode", 80, 24);
+    }
+}
+
+#[test]
+fn kilo_80x24() {
+    if enabled("kilo_80x24") {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        issue19_ready_run("kilo", 80, 24);
+    }
+}
+
+#[test]
+fn copilot_80x24() {
+    if enabled("copilot_80x24") {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        copilot_trust_run(80, 24);
+        issue19_ready_run("copilot", 80, 24);
+    }
+}
