@@ -36,8 +36,8 @@ pub enum Like {
     Codex,
     Gemini,
     /// OpenCode 1.18: alternate screen, a `┃` bar-block composer with a grey
-    /// placeholder, a progress-bar busy footer (no start-up dialogs; `--dialog
-    /// permission` draws its permission prompt, other kinds are not drawn).
+    /// placeholder, a progress-bar busy footer. It has no start-up dialogs: every
+    /// `--dialog` kind draws its permission prompt (`dialog:permission`).
     Opencode,
 }
 

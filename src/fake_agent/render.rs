@@ -1093,7 +1093,8 @@ fn opencode(v: &View) -> Out {
     }
     let mut bottom: Vec<String> = Vec::new();
     let (cursor_in_bottom, visible);
-    if v.dialog == Some(DialogKind::Permission) {
+    if v.dialog.is_some() {
+        // its only dialog: every `--dialog` kind draws it (the bench's dialogs stay visible)
         bottom.extend(opencode_permission(w));
         cursor_in_bottom = (0, bottom.len() - 1);
         visible = false;
