@@ -213,3 +213,13 @@ fn opencode_sidebar_text_is_not_input() {
         Some("second prompt typed after the failed turn")
     );
 }
+
+/// Issue 19: Copilot CLI folds a 40-line paste into `[Paste #1 - 40 lines]`.
+#[test]
+fn copilot_folded_paste_is_a_paste_placeholder() {
+    let (txt, meta) = load("copilot/v1.0.102-draft-paste-folded-80x24");
+    let p = Profiles::builtin();
+    let v = detect(p.get("copilot").unwrap(), &Screen::from_capture(&txt, &meta));
+    assert_eq!(v.state.to_string(), "draft", "{}", v.reason());
+    assert!(v.composer.unwrap().paste_placeholder);
+}
