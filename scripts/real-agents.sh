@@ -10,7 +10,8 @@
 #           <agent> <version> <absolute path of the binary>
 #       Versions: from the table scripts/real-agents.versions (VERSIONS_FILE), the column
 #       PROMPTGATE_REAL_RELEASE=newest (default) or previous (about three months older); CLAUDE_VERSION,
-#       CODEX_VERSION, GEMINI_VERSION override one agent.
+#       CODEX_VERSION, GEMINI_VERSION override one agent (OPENCODE_VERSION, KILO_VERSION, COPILOT_VERSION
+#       likewise; an agent without a `previous` row runs its `newest` release in that column).
 #
 #   versions
 #       The releases this shell would use: `<agent> <release>` per agent (after the overrides above),
