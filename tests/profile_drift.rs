@@ -219,7 +219,10 @@ fn opencode_sidebar_text_is_not_input() {
 fn copilot_folded_paste_is_a_paste_placeholder() {
     let (txt, meta) = load("copilot/v1.0.102-draft-paste-folded-80x24");
     let p = Profiles::builtin();
-    let v = detect(p.get("copilot").unwrap(), &Screen::from_capture(&txt, &meta));
+    let v = detect(
+        p.get("copilot").unwrap(),
+        &Screen::from_capture(&txt, &meta),
+    );
     assert_eq!(v.state.to_string(), "draft", "{}", v.reason());
     assert!(v.composer.unwrap().paste_placeholder);
 }
