@@ -104,6 +104,7 @@ fn symbol(like: &str) -> &'static str {
     match like {
         "claude" => "❯",
         "codex" => "›",
+        "opencode" => "┃",
         _ => ">",
     }
 }
@@ -206,7 +207,7 @@ impl Trial {
     fn new(master: u64, id: usize, run: usize) -> Trial {
         let seed = Rng(master ^ (id as u64).wrapping_mul(0xD1B5_4A32_D192_ED03)).next();
         let mut r = Rng(seed);
-        let like = r.pick(&["claude", "codex", "gemini"]);
+        let like = r.pick(&["claude", "codex", "gemini", "opencode"]);
         let start = match r.range(0, 9) {
             0..=3 => Start::Cold,
             4..=7 => Start::Warm,
@@ -1019,14 +1020,14 @@ fn timed_send(
 
 fn fanout(bin: &Path, dir: &Path, rounds: usize) -> Value {
     let srv = Srv::new("fanout");
-    let likes = ["claude", "codex", "gemini"];
+    let likes = ["claude", "codex", "gemini", "opencode"];
     let mut panes = Vec::new();
     let mut watches = Vec::new();
     for i in 0..16 {
         let tr = dir.join(format!("fanout-{i}.jsonl"));
         let args: Vec<String> = [
             "--like",
-            likes[i % 3],
+            likes[i % likes.len()],
             "--busy-ms",
             "200",
             "--fault-paste-burst-ms",
@@ -1472,7 +1473,7 @@ fn report(
     for b in BODIES {
         conds.push((format!("body: {b}"), Box::new(move |t| t.body_kind == b)));
     }
-    for l in ["claude", "codex", "gemini"] {
+    for l in ["claude", "codex", "gemini", "opencode"] {
         conds.push((format!("agent: {l}"), Box::new(move |t| t.like == l)));
     }
     let mut bycond = Vec::new();
@@ -1553,7 +1554,7 @@ fn report(
     js["latency_ms"] = lat.clone().into();
 
     // Cold latency by agent: each profile has its own start-up settle window.
-    md.push_str("\nCold: consumed after the prompt was first stable, by agent look, ms, p50 / p95, over the trials that landed\n\n| sender | claude | codex | gemini |\n|---|---:|---:|---:|\n");
+    md.push_str("\nCold: consumed after the prompt was first stable, by agent look, ms, p50 / p95, over the trials that landed\n\n| sender | claude | codex | gemini | opencode |\n|---|---:|---:|---:|---:|\n");
     let mut cold_by = serde_json::Map::new();
     for s in senders {
         if of(s).filter(|j| j.start == Start::Cold).count() == 0 {
@@ -1561,7 +1562,7 @@ fn report(
         }
         let mut row = format!("| {} |", s.name());
         let mut m = serde_json::Map::new();
-        for like in ["claude", "codex", "gemini"] {
+        for like in ["claude", "codex", "gemini", "opencode"] {
             let xs: Vec<f64> = of(s)
                 .filter(|j| j.start == Start::Cold && j.outcome == "ok")
                 .filter(|j| trials[j.trial].like == like)

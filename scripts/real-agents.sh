@@ -10,14 +10,15 @@
 #           <agent> <version> <absolute path of the binary>
 #       Versions: from the table scripts/real-agents.versions (VERSIONS_FILE), the column
 #       PROMPTGATE_REAL_RELEASE=newest (default) or previous (about three months older); CLAUDE_VERSION,
-#       CODEX_VERSION, GEMINI_VERSION override one agent.
+#       CODEX_VERSION, GEMINI_VERSION override one agent (OPENCODE_VERSION, KILO_VERSION, COPILOT_VERSION
+#       likewise; an agent without a `previous` row runs its `newest` release in that column).
 #
 #   versions
 #       The releases this shell would use: `<agent> <release>` per agent (after the overrides above),
 #       then the whole table as `table <agent> <role> <release>`.
 #
 #   start AGENT MODE WIDTH HEIGHT
-#       AGENT: claude | codex | gemini.   MODE: ready | fresh   (claude also: fresh-apikey)
+#       AGENT: claude | codex | gemini | opencode | kilo | copilot.   MODE: ready | fresh   (claude also: fresh-apikey)
 #         ready         seeded HOME: the agent comes up straight at its empty prompt, no dialog.
 #         fresh         first-run dialogs: claude theme -> security notes -> trust; codex welcome/sign-in ->
 #                       "Sign in another way" -> API key -> trust; gemini trust -> (restart) -> auth method
@@ -57,6 +58,13 @@
 #                 item_completed of a UserMessage; its text parts concatenated), files in name (= time) order.
 #         gemini  ~/.gemini/tmp/<project dir name>/logs.json: a JSON array; prints "message" of the entries
 #                 with "type":"user".
+#         opencode, kilo  ~/.local/state/<agent>/prompt-history.jsonl: lines {"input","parts","mode"}; prints
+#                 "input" with each pasted part put back where its placeholder (`[Pasted ~N lines]`, the
+#                 part's source.text.value) stands (the one space opencode stores after a placeholder that
+#                 ends the input is left out).
+#         copilot ~/.copilot/session-state (a dir: every <session>/events.jsonl, oldest first, or one file):
+#                 lines {"type":"user.message","data":{"content"}}; prints "content", with each reference to a
+#                 long paste (`<pasted_content file="<session>/files/paste-N.txt" … />`) replaced by that file's text.
 #
 #   capture AGENT STATE WIDTH HEIGHT NAME [NOTE]
 #       Saves fixtures/<agent>/<NAME>.txt (capture-pane -p), .ansi (capture-pane -p -e) and .meta
@@ -90,6 +98,9 @@
 #   gemini fresh: trust (Enter), the CLI restarts (~2 s), auth method "Use Gemini API Key" (Enter),
 #     key box (pre-filled, Enter).
 #
+#   opencode, kilo: no first-run dialog (fresh = no config file: the same prompt).
+#   copilot fresh: "Confirm folder trust" with "❯ 1. Yes" selected (Enter).
+#
 # Environment of the agent: `env -i` plus HOME, PATH, LANG=C.UTF-8 and the pane's TERM, TMUX, TMUX_PANE,
 # TERM_PROGRAM, TERM_PROGRAM_VERSION, and
 #   claude  DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1
@@ -99,6 +110,12 @@
 #   gemini  GEMINI_API_KEY=fake-offline-test-key GEMINI_TELEMETRY_ENABLED=false METADATA_SERVER_DETECTION=none
 #           and settings.json general.maxAttempts=1 + general.retryFetchErrors=false so an offline submit
 #           fails fast (GEMINI_FAST_FAIL=0 leaves them out: then it retries for minutes)
+#   opencode ANTHROPIC_API_KEY=<fake> OPENCODE_DISABLE_{AUTOUPDATE,MODELS_FETCH,LSP_DOWNLOAD,DEFAULT_PLUGINS,SHARE}=1,
+#           and ~/.config/opencode/opencode.json (ready): autoupdate off, the anthropic base URL a closed local port
+#   kilo    the same with KILO_ for OPENCODE_ (plus KILO_DISABLE_CODEBASE_INDEXING, _SESSION_INGEST), ~/.config/kilo/kilo.json
+#   copilot COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:9/v1 COPILOT_MODEL=gpt-4o (its
+#           bring-your-own-model mode: no GitHub login); without a model it exits at once
+#   opencode, kilo and copilot retry an offline turn for minutes: Escape ends it (kilo: Escape twice).
 # AGENT_ENV="K=V K2=V2" adds variables or overrides the ones above (no spaces inside values), e.g.
 # AGENT_ENV=CLAUDE_CODE_MAX_RETRIES=10 keeps claude busy (retrying) for minutes; AGENT_ARGS="..." adds arguments.
 #
@@ -136,13 +153,31 @@ table_version() {
 	echo "$v"
 }
 
+# table_version_or_newest AGENT ROLE: as table_version, but an agent without a row for ROLE (a
+# newly supported one, no older release checked yet) runs its `newest` release
+table_version_or_newest() {
+	local v
+	v=$(awk -v a="$1" -v r="$2" '$1 !~ /^#/ && $1 == a && $2 == r { print $3; exit }' "$VERSIONS_FILE")
+	[[ -n $v ]] || v=$(table_version "$1" newest)
+	echo "$v"
+}
+
 CLAUDE_VERSION=${CLAUDE_VERSION:-$(table_version claude "$RELEASE")}
 CODEX_VERSION=${CODEX_VERSION:-$(table_version codex "$RELEASE")}
 GEMINI_VERSION=${GEMINI_VERSION:-$(table_version gemini "$RELEASE")}
+# --- opencode / kilo / copilot (issue 19) ---
+OPENCODE_VERSION=${OPENCODE_VERSION:-$(table_version_or_newest opencode "$RELEASE")}
+KILO_VERSION=${KILO_VERSION:-$(table_version_or_newest kilo "$RELEASE")}
+COPILOT_VERSION=${COPILOT_VERSION:-$(table_version_or_newest copilot "$RELEASE")}
+# --- end opencode / kilo / copilot ---
 
 CLAUDE_KEY=sk-ant-fake-key-for-offline-test
 CODEX_KEY=sk-fake-offline-test
 GEMINI_KEY=fake-offline-test-key
+# opencode / kilo: a fake Anthropic key (the provider's base URL is a closed local port, see seed_opencode)
+OPENCODE_KEY=sk-ant-fake-key-for-offline-test
+# copilot: its bring-your-own-model mode, pointed at a closed local port
+COPILOT_BASE_URL=http://127.0.0.1:9/v1
 
 STATES_RE='^(ready|draft|busy|starting|exited|dialog:(trust|api-key|onboarding|permission|login|other))$'
 META_FORMAT='cursor_x=#{cursor_x}
@@ -179,7 +214,8 @@ usage() {
 check_agent() {
 	case ${1:-} in
 	claude | codex | gemini) ;;
-	*) usage_die "unknown agent '${1:-}' (want claude, codex or gemini)" ;;
+	opencode | kilo | copilot) ;;
+	*) usage_die "unknown agent '${1:-}' (want claude, codex, gemini, opencode, kilo or copilot)" ;;
 	esac
 }
 
@@ -188,6 +224,9 @@ agent_pkg() {
 	claude) echo @anthropic-ai/claude-code ;;
 	codex) echo @openai/codex ;;
 	gemini) echo @google/gemini-cli ;;
+	opencode) echo opencode-ai ;;
+	kilo) echo @kilocode/cli ;;
+	copilot) echo @github/copilot ;;
 	esac
 }
 
@@ -196,6 +235,9 @@ agent_version() {
 	claude) echo "$CLAUDE_VERSION" ;;
 	codex) echo "$CODEX_VERSION" ;;
 	gemini) echo "$GEMINI_VERSION" ;;
+	opencode) echo "$OPENCODE_VERSION" ;;
+	kilo) echo "$KILO_VERSION" ;;
+	copilot) echo "$COPILOT_VERSION" ;;
 	esac
 }
 
@@ -210,6 +252,9 @@ agent_bin() {
 	claude) echo "$dir/node_modules/.bin/claude" ;; # a symlink to bin/claude.exe: comm = "claude"
 	codex) echo "$dir/node_modules/.bin/codex" ;;
 	gemini) echo "$dir/node_modules/.bin/gemini" ;;
+	opencode) echo "$dir/node_modules/.bin/opencode" ;; # -> opencode-ai/bin/opencode.exe (a native binary)
+	kilo) echo "$dir/node_modules/.bin/kilo" ;;         # a node script that runs @kilocode/cli/bin/.kilo
+	copilot) echo "$dir/node_modules/.bin/copilot" ;;   # npm-loader.js (node) -> @github/copilot-linux-x64/copilot
 	esac
 }
 
@@ -286,7 +331,7 @@ install_agent() {
 
 cmd_install() {
 	local agents=("$@") a
-	[[ ${#agents[@]} -gt 0 ]] || agents=(claude codex gemini)
+	[[ ${#agents[@]} -gt 0 ]] || agents=(claude codex gemini opencode kilo copilot)
 	for a in "${agents[@]}"; do check_agent "$a"; done
 	for a in "${agents[@]}"; do install_agent "$a"; done
 }
@@ -483,12 +528,44 @@ seed_gemini() {
 	esac
 }
 
+# --- opencode / kilo / copilot (issue 19) ---
+
+# seed_opencode MODE HOME NAME: opencode and its fork kilo read ~/.config/<name>/<name>.json. Both come
+# up at their empty prompt with any Anthropic key and no dialog (fresh = no config file at all); the
+# seeded config turns self-updates and sharing off and points the anthropic provider at a closed local
+# port, so that a submit fails (and retries) without ever reaching the network.
+seed_opencode() {
+	local mode=$1 home=$2 name=$3
+	mkdir -p "$home/.config/$name"
+	[[ $mode == ready ]] || return 0
+	# a HOME that ran the agent before: its state dir exists (promptgate reads the prompt record only
+	# where the agent keeps one, and a first start makes the dir only after its first paint)
+	mkdir -p "$home/.local/state/$name"
+	json '({autoupdate: false, share: "disabled",
+		provider: {anthropic: {options: {baseURL: "http://127.0.0.1:9/v1"}}}})' >"$home/.config/$name/$name.json"
+}
+
+# seed_copilot MODE HOME PROJECT: ready = the project among ~/.copilot/config.json's trustedFolders
+# (no trust dialog); fresh = no config: the "Confirm folder trust" dialog comes first.
+seed_copilot() {
+	local mode=$1 home=$2 project=$3
+	mkdir -p "$home/.copilot"
+	[[ $mode == ready ]] || return 0
+	json '({firstLaunchAt: "2026-12-02T00:00:00.000Z", appTipShown: true, trustedFolders: [a[0]]})' \
+		"$project" >"$home/.copilot/config.json"
+}
+
+# --- end opencode / kilo / copilot ---
+
 record_path() {
 	local agent=$1 home=$2 project=$3
 	case $agent in
 	claude) echo "$home/.claude/projects/${project//[^a-zA-Z0-9]/-}" ;;
 	codex) echo "$home/.codex/history.jsonl" ;;
 	gemini) echo "$home/.gemini/tmp/${project##*/}/logs.json" ;;
+	opencode) echo "$home/.local/state/opencode/prompt-history.jsonl" ;;
+	kilo) echo "$home/.local/state/kilo/prompt-history.jsonl" ;;
+	copilot) echo "$home/.copilot/session-state" ;;
 	esac
 }
 
@@ -531,6 +608,8 @@ cmd_start() {
 	claude) seed_claude "$mode" "$home" "$project" "$ver" ;;
 	codex) seed_codex "$mode" "$home" "$project" "$bin" "$run" ;;
 	gemini) seed_gemini "$mode" "$home" "$project" ;;
+	opencode | kilo) seed_opencode "$mode" "$home" "$agent" ;;
+	copilot) seed_copilot "$mode" "$home" "$project" ;;
 	esac
 
 	local -a envs=(HOME="$home" PATH="$AGENT_PATH" LANG=C.UTF-8)
@@ -550,6 +629,18 @@ cmd_start() {
 		;;
 	gemini)
 		envs+=(GEMINI_API_KEY="$GEMINI_KEY" GEMINI_TELEMETRY_ENABLED=false METADATA_SERVER_DETECTION=none)
+		;;
+	opencode)
+		envs+=(ANTHROPIC_API_KEY="$OPENCODE_KEY" OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_MODELS_FETCH=1
+			OPENCODE_DISABLE_LSP_DOWNLOAD=1 OPENCODE_DISABLE_DEFAULT_PLUGINS=1 OPENCODE_DISABLE_SHARE=1)
+		;;
+	kilo)
+		envs+=(ANTHROPIC_API_KEY="$OPENCODE_KEY" KILO_DISABLE_AUTOUPDATE=1 KILO_DISABLE_MODELS_FETCH=1
+			KILO_DISABLE_LSP_DOWNLOAD=1 KILO_DISABLE_DEFAULT_PLUGINS=1 KILO_DISABLE_SHARE=1
+			KILO_DISABLE_CODEBASE_INDEXING=1 KILO_DISABLE_SESSION_INGEST=1)
+		;;
+	copilot)
+		envs+=(COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL="$COPILOT_BASE_URL" COPILOT_MODEL=gpt-4o)
 		;;
 	esac
 	local extra
@@ -763,6 +854,33 @@ if (agent === "claude") {
       }
     }
   }
+} else if (agent === "opencode" || agent === "kilo") {
+  // ~/.local/state/<agent>/prompt-history.jsonl: {"input","parts","mode"}. OpenCode shows a long or
+  // multi-line paste as `[Pasted ~N lines]` in "input" and keeps the pasted text in a part whose
+  // source.text.value is that placeholder: put each such part back where its placeholder stands.
+  if (!fs.existsSync(rec)) process.exit(0);
+  for (const e of lines(rec)) {
+    if (typeof e.input !== "string") continue;
+    let s = e.input;
+    for (const p of e.parts || []) {
+      const v = p && p.type === "text" && p.source && p.source.text && p.source.text.value;
+      if (typeof v !== "string" || typeof p.text !== "string" || !s.includes(v)) continue;
+      // a paste that ends the input is stored with one space after its placeholder: not part of it
+      s = s.endsWith(v + " ") && s.indexOf(v) === s.length - v.length - 1 ? s.slice(0, -v.length - 1) + p.text : s.replace(v, () => p.text);
+    }
+    out(s);
+  }
+} else if (agent === "copilot") {
+  // ~/.copilot/session-state/<session id>/events.jsonl: {"type":"user.message","data":{"content"}}
+  if (!fs.existsSync(rec)) process.exit(0);
+  const files = fs.statSync(rec).isDirectory()
+    ? fs.readdirSync(rec).map((d) => path.join(rec, d, "events.jsonl")).filter((f) => fs.existsSync(f))
+    : [rec];
+  files.sort((a, b) => fs.statSync(a).mtimeMs - fs.statSync(b).mtimeMs);
+  // a long paste is stored as <pasted_content file="<session>/files/paste-N.txt" size=… lines=… />: print the file's text
+  const files_in = (s, dir) => s.replace(/<pasted_content file="([^"]+)"[^>]*\/>/g, (m, f) =>
+    f.startsWith(dir + path.sep) && fs.existsSync(f) ? fs.readFileSync(f, "utf8") : m);
+  for (const f of files) for (const e of lines(f)) if (e.type === "user.message" && e.data && typeof e.data.content === "string") out(files_in(e.data.content, path.resolve(path.dirname(f))));
 } else if (agent === "gemini") {
   if (!fs.existsSync(rec)) process.exit(0);
   let a;
@@ -823,7 +941,7 @@ capture_with_tmux() {
 
 cmd_versions() {
 	local a
-	for a in claude codex gemini; do echo "$a $(agent_version "$a")"; done
+	for a in claude codex gemini opencode kilo copilot; do echo "$a $(agent_version "$a")"; done
 	awk '$1 !~ /^#/ && NF >= 3 { print "table", $1, $2, $3 }' "$VERSIONS_FILE"
 }
 

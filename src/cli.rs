@@ -560,7 +560,7 @@ pub struct DemoArgs {
     #[command(flatten)]
     pub server: ServerArgs,
     /// Which agent the simulated one looks like
-    #[arg(long, default_value = "claude", value_parser = ["claude", "codex", "gemini"])]
+    #[arg(long, default_value = "claude", value_parser = ["claude", "codex", "gemini", "opencode"])]
     pub like: String,
     /// The prompt to deliver
     #[arg(

@@ -37,6 +37,12 @@ pub fn run(server: &Server, remote: bool, a: DemoArgs) -> Result<i32> {
     // the simulated agent keeps its record (as the real one does) in a HOME of
     // its own, so the receipt's proof comes from that record
     let home = format!("HOME={}", dir.join("home").display());
+    // OpenCode has no trust dialog: its look-alike opens its permission prompt
+    let dialog = if a.like == "opencode" {
+        "permission"
+    } else {
+        "trust"
+    };
     let argv: Vec<String> = [
         "env",
         &home,
@@ -48,7 +54,7 @@ pub fn run(server: &Server, remote: bool, a: DemoArgs) -> Result<i32> {
         "--blank-ms",
         "1500",
         "--dialog",
-        "trust",
+        dialog,
         "--busy-ms",
         "2500",
         "--transcript",
@@ -89,7 +95,9 @@ pub fn run(server: &Server, remote: bool, a: DemoArgs) -> Result<i32> {
         a.like,
         if existed { "running" } else { "private" }
     ))?;
-    out("It stays blank for 1.5 s, then opens a trust dialog. Watching its state:")?;
+    out(&format!(
+        "It stays blank for 1.5 s, then opens a {dialog} dialog. Watching its state:"
+    ))?;
     let start = Instant::now();
     let mut last = String::new();
     while start.elapsed() < Duration::from_secs(6) {

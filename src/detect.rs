@@ -412,9 +412,36 @@ fn find_composer(cx: &mut Ctx) -> Option<Composer> {
         match geometry(cx, y) {
             Err(why) => cx.check(&id, false, format!("{row:?}: {why}")),
             Ok(last) => {
+                // only as far right as the rule under the block (a sidebar may follow)
+                let clip = |t: &'_ str| -> String {
+                    if !p.def.composer.clip_to_rule_below || last + 1 >= s.rows.len() {
+                        return t.to_string();
+                    }
+                    let edge = s.row(last + 1);
+                    let indent = edge.len() - edge.trim_start().len();
+                    let run = edge[indent..]
+                        .find(char::is_whitespace)
+                        .map_or(edge.len(), |i| indent + i);
+                    let col = text::width(&edge[..run]);
+                    t[..text::byte_at_col(t, col)].trim_end().to_string()
+                };
+                let row0 = clip(row);
+                let first = if p.def.composer.clip_to_rule_below {
+                    p.prompt
+                        .iter()
+                        .find_map(|re| re.captures(&row0))
+                        .and_then(|c| c.name("text").map(|m| m.as_str().to_string()))
+                        .unwrap_or_default()
+                } else {
+                    first.to_string()
+                };
+                let first = first.as_str();
                 let mut lines = vec![first.to_string()];
-                for r in y + 1..=last {
-                    let t = s.row(r);
+                // the box's own status rows under the input are no text
+                let text_last = last.saturating_sub(p.def.composer.status_rows).max(y);
+                for r in y + 1..=text_last {
+                    let t = clip(s.row(r));
+                    let t = t.as_str();
                     let c = p.continuation.as_ref().and_then(|re| re.captures(t));
                     lines.push(
                         c.and_then(|c| c.name("text"))
@@ -426,20 +453,23 @@ fn find_composer(cx: &mut Ctx) -> Option<Composer> {
                 let text = joined
                     .trim_matches(|c: char| c.is_whitespace() || c == '\u{a0}')
                     .to_string();
-                let by_text = lines[1..].iter().all(|l| l.trim().is_empty())
-                    && p.placeholders.iter().any(|re| re.is_match(first.trim()));
+                // the placeholder on the prompt row, or (a box whose first row is a
+                // bare border, like OpenCode's) as the block's only text
+                let by_text = (lines[1..].iter().all(|l| l.trim().is_empty())
+                    && p.placeholders.iter().any(|re| re.is_match(first.trim())))
+                    || p.placeholders.iter().any(|re| re.is_match(&text));
                 let paste_placeholder = p.paste_placeholders.iter().any(|re| re.is_match(&text));
                 // How the text is drawn decides where the read carries attributes
                 // (a new placeholder wording, or typed text that reads like one);
                 // the placeholder regexes decide where it does not.
-                let placeholder = match drawn_as(cx, y, last, caps.name("text").map(|m| m.start()))
-                {
-                    Some((by_style, detail)) => {
-                        cx.check("composer.placeholder-style", by_style, detail);
-                        by_style && !paste_placeholder
-                    }
-                    None => by_text,
-                };
+                let placeholder =
+                    match drawn_as(cx, y, text_last, caps.name("text").map(|m| m.start())) {
+                        Some((by_style, detail)) => {
+                            cx.check("composer.placeholder-style", by_style, detail);
+                            by_style && !paste_placeholder
+                        }
+                        None => by_text,
+                    };
                 let empty = text.is_empty() || placeholder;
                 cx.check(
                     &id,
@@ -538,6 +568,19 @@ fn geometry(cx: &Ctx, y: usize) -> Result<usize, String> {
             last = r;
         } else {
             break;
+        }
+    }
+    if g.status_rows > 0 && last < y + g.status_rows {
+        return Err(format!(
+            "block rows {y}..={last} hold only the box's {} status row(s)",
+            g.status_rows
+        ));
+    }
+    if let Some(edge) = &p.bottom_edge {
+        if last + 1 >= s.rows.len() || !edge.is_match(s.row(last + 1)) {
+            return Err(format!(
+                "block rows {y}..={last} not followed by the box's bottom edge"
+            ));
         }
     }
     if g.rule_below && !is_rule(last + 1) {

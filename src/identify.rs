@@ -658,4 +658,56 @@ mod tests {
         };
         assert!(!proc_matches(&pr, "claude"));
     }
+
+    #[test]
+    fn opencode_kilo_and_copilot_by_their_process_trees() {
+        // as seen under real panes (issue 19): kilo and copilot run as `node`
+        let p = Profiles::builtin();
+        for (cmd, procs, want) in [
+            (
+                "opencode",
+                vec![proc(5, &["/x/opencode-1.18.33/node_modules/.bin/opencode"])],
+                "opencode",
+            ),
+            (
+                "node",
+                vec![
+                    proc(6, &["node", "/x/kilo-7.7.7/node_modules/.bin/kilo"]),
+                    proc(7, &["/x/node_modules/@kilocode/cli/bin/.kilo"]),
+                ],
+                "kilo",
+            ),
+            (
+                "node",
+                vec![
+                    proc(8, &["node", "/x/node_modules/.bin/copilot"]),
+                    Proc {
+                        pid: 9,
+                        comm: "MainThread".into(),
+                        argv: vec!["/x/node_modules/@github/copilot-linux-x64/copilot".into()],
+                    },
+                ],
+                "copilot",
+            ),
+        ] {
+            let i = identify(&p, None, &screen(cmd, &[]), &procs).unwrap();
+            assert_eq!(i.agent.as_deref(), Some(want), "{}", i.detail);
+        }
+        // by screen alone, the two look-alikes apart
+        for (row, want) in [
+            (
+                "  ┃  Ask anything… \"Fix a TODO in the codebase\"",
+                "opencode",
+            ),
+            (
+                "  ┃  Ask anything... \"Fix a TODO in the codebase\"",
+                "kilo",
+            ),
+            ("  ┃  Build · Claude Sonnet 4.6 Anthropic", "opencode"),
+            ("  ┃  Code  · Claude Sonnet 4.6 Anthropic", "kilo"),
+        ] {
+            let i = identify(&p, None, &screen("promptgate", &[row]), &[]).unwrap();
+            assert_eq!(i.agent.as_deref(), Some(want), "{row}: {}", i.detail);
+        }
+    }
 }

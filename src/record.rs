@@ -51,6 +51,18 @@ pub struct RecordDef {
     /// as `<pasted_content id="X">` … `</pasted_content id="X">`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unwrap: Option<String>,
+    /// Pasted text the agent keeps out of `text`, each paste leaving a
+    /// placeholder there (OpenCode: `[Pasted ~4 lines]` in `input`, the lines in
+    /// a part of `parts`): each placeholder is put back as its part's text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parts: Option<PartsDef>,
+    /// A regex for a reference the agent stores instead of a long paste, to a
+    /// file it wrote the paste to; group `path` is that file. Each match is
+    /// replaced by the file's text (Copilot CLI: `<pasted_content file="…"
+    /// size="20.1 KB" lines="302" />`). Only files under the record's own
+    /// directory are read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_ref: Option<String>,
     /// How long after the submit to wait for the entry, at most.
     #[serde(default = "wait_ms")]
     pub wait_ms: u64,
@@ -59,6 +71,18 @@ pub struct RecordDef {
     /// over, and record it only then (Codex). Default: `wait_ms`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_wait_ms: Option<u64>,
+}
+
+/// A record's pasted parts (`[record] parts = { field = "parts", … }`).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PartsDef {
+    /// The entry's list of parts, dotted.
+    pub field: String,
+    /// In a part: the placeholder it left in the text, dotted.
+    pub placeholder: String,
+    /// In a part: the text it stands for, dotted.
+    pub text: String,
 }
 
 fn wait_ms() -> u64 {
@@ -329,11 +353,13 @@ impl Mark {
                     .into_iter()
                     .filter_map(|l| serde_json::from_str::<serde_json::Value>(&l).ok())
                     .filter_map(|v| entry_text(&self.def, &v))
+                    .map(|t| put_back_files(&self.files, &self.def, &p, t))
                     .collect::<Vec<_>>(),
                 RecordFormat::JsonArray => read_array(&self.files, &p)
                     .into_iter()
                     .skip(since as usize)
                     .filter_map(|v| entry_text(&self.def, &v))
+                    .map(|t| put_back_files(&self.files, &self.def, &p, t))
                     .collect(),
             };
             if !texts.is_empty() {
@@ -411,10 +437,70 @@ fn entry_text(def: &RecordDef, v: &serde_json::Value) -> Option<String> {
         }
         _ => None,
     }?;
+    let text = match &def.parts {
+        Some(pd) => put_back_parts(pd, v, text),
+        None => text,
+    };
     Some(match def.unwrap.as_deref().map(regex::Regex::new) {
         Some(Ok(re)) => re.replace_all(&text, "$text").into_owned(),
         _ => text,
     })
+}
+
+/// Each file reference in `text` (the profile's `file_ref`) replaced by the
+/// file's text, when the file lies under the directory of `record`.
+fn put_back_files(
+    files: &crate::files::Files,
+    def: &RecordDef,
+    record: &Path,
+    text: String,
+) -> String {
+    let Some(Ok(re)) = def.file_ref.as_deref().map(regex::Regex::new) else {
+        return text;
+    };
+    let Some(dir) = record.parent() else {
+        return text;
+    };
+    re.replace_all(&text, |c: &regex::Captures| {
+        let whole = c[0].to_string();
+        let Some(path) = c.name("path").map(|m| Path::new(m.as_str())) else {
+            return whole;
+        };
+        let inside = path.is_absolute()
+            && path.starts_with(dir)
+            && !path
+                .components()
+                .any(|x| x == std::path::Component::ParentDir);
+        match inside
+            .then(|| files.read(path))
+            .flatten()
+            .and_then(|b| String::from_utf8(b).ok())
+        {
+            Some(t) => t,
+            None => whole,
+        }
+    })
+    .into_owned()
+}
+
+/// Each pasted part's placeholder in `text` replaced by the part's text (the
+/// first occurrence, in the parts' order).
+fn put_back_parts(pd: &PartsDef, v: &serde_json::Value, mut text: String) -> String {
+    let Some(parts) = field(v, &pd.field).and_then(|p| p.as_array()) else {
+        return text;
+    };
+    for p in parts {
+        let (Some(ph), Some(t)) = (
+            field(p, &pd.placeholder).and_then(|x| x.as_str()),
+            field(p, &pd.text).and_then(|x| x.as_str()),
+        ) else {
+            continue;
+        };
+        if let Some(i) = text.find(ph).filter(|_| !ph.is_empty()) {
+            text.replace_range(i..i + ph.len(), t);
+        }
+    }
+    text
 }
 
 fn field<'a>(v: &'a serde_json::Value, dotted: &str) -> Option<&'a serde_json::Value> {
@@ -572,6 +658,8 @@ mod tests {
             tab_width: Some(4),
             trims_trailing: true,
             unwrap: None,
+            parts: None,
+            file_ref: None,
             wait_ms: 10,
             startup_wait_ms: None,
         }
@@ -677,5 +765,89 @@ mod tests {
         writeln!(w, "{{\"type\":\"user\",\"text\":\"new one\"}}").unwrap();
         write!(w, "{{\"type\":\"user\",\"text\":\"half a li").unwrap();
         assert_eq!(m.prove("new one").matched, "exact");
+    }
+
+    #[test]
+    fn pasted_parts_are_put_back_where_their_placeholders_stand() {
+        // OpenCode 1.18.33's prompt-history.jsonl after typed text and a 4-line paste
+        let line = r#"{"input":"hello there[Pasted ~4 lines] ","parts":[{"type":"text","text":"line one\nline two\n\nline four","source":{"text":{"start":11,"end":28,"value":"[Pasted ~4 lines]"}}}],"mode":"normal"}"#;
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let d = RecordDef {
+            filter: BTreeMap::new(),
+            parts: Some(PartsDef {
+                field: "parts".into(),
+                placeholder: "source.text.value".into(),
+                text: "text".into(),
+            }),
+            ..def("input")
+        };
+        let got = entry_text(&d, &v).unwrap();
+        assert_eq!(got, "hello thereline one\nline two\n\nline four ");
+        assert_eq!(
+            judge(&d, "hello thereline one\nline two\n\nline four", &[got]).matched,
+            "exact"
+        );
+        // no parts: the input as it is
+        let v: serde_json::Value =
+            serde_json::from_str(r#"{"input":"one line","parts":[],"mode":"normal"}"#).unwrap();
+        assert_eq!(entry_text(&d, &v).unwrap(), "one line");
+    }
+
+    #[test]
+    fn a_star_in_a_directory_matches_every_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        for (s, body) in [("a", "x"), ("b", "y")] {
+            std::fs::create_dir_all(dir.path().join("state").join(s)).unwrap();
+            std::fs::write(dir.path().join("state").join(s).join("events.jsonl"), body).unwrap();
+        }
+        std::fs::create_dir_all(dir.path().join("state/c")).unwrap();
+        let got: Vec<PathBuf> = matching(
+            &crate::files::Files::Local,
+            &dir.path().join("state/*/events.jsonl"),
+        )
+        .into_iter()
+        .filter(|p| p.exists())
+        .collect();
+        let mut names: Vec<String> = got
+            .iter()
+            .map(|p| {
+                p.parent()
+                    .unwrap()
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        names.sort();
+        assert_eq!(names, vec!["a", "b"]);
+    }
+
+    #[test]
+    fn a_file_reference_is_read_from_under_the_records_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("session-state/abc");
+        std::fs::create_dir_all(session.join("files")).unwrap();
+        let paste = session.join("files/paste-1.txt");
+        std::fs::write(&paste, "line one\nline two").unwrap();
+        let record = session.join("events.jsonl");
+        let d = RecordDef {
+            file_ref: Some(r#"<pasted_content file="(?P<path>[^"]+)"[^>]*/>"#.into()),
+            ..def("text")
+        };
+        let t = format!(
+            "see <pasted_content file=\"{}\" size=\"20.1 KB\" lines=\"2\" />",
+            paste.display()
+        );
+        let local = crate::files::Files::Local;
+        assert_eq!(
+            put_back_files(&local, &d, &record, t),
+            "see line one\nline two"
+        );
+        // outside the record's directory: left as it is
+        let other = dir.path().join("secret.txt");
+        std::fs::write(&other, "no").unwrap();
+        let t = format!("<pasted_content file=\"{}\" />", other.display());
+        assert_eq!(put_back_files(&local, &d, &record, t.clone()), t);
     }
 }

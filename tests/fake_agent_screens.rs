@@ -728,3 +728,57 @@ fn a_failed_turn_leaves_claude_ready_and_the_next_send_lands() {
     let (_, s) = p.verdict();
     assert!(!s.rows.iter().any(|r| r.contains("Resend your message")));
 }
+
+/// `--like opencode` (issue 19): an alternate-screen agent with a `┃` bar-block
+/// composer. Blank, then the home screen's box with its grey placeholder
+/// (`ready`), typed text (`draft`), a folded paste (`[Pasted ~3 lines]`, a
+/// draft) submitted byte-exact, the progress-bar footer (`busy`), the session
+/// view's empty box (`ready`), and its permission prompt (`dialog:permission`);
+/// all of it on the alternate screen.
+#[test]
+fn opencode_look_alternate_screen_and_bar_composer() {
+    let p = Pane::start("opencode", &["--blank-ms", "400", "--busy-ms", "800"]);
+    let (v, _) = p.verdict();
+    assert_eq!(v.state.to_string(), "starting", "blank pane");
+    let v = p.wait_state("ready", 3.0);
+    let s = p.screen();
+    assert!(s.alternate_on, "opencode draws on the alternate screen");
+    let c = v.composer.unwrap();
+    assert!(
+        s.row(c.row).trim_start().starts_with('┃'),
+        "{:?}",
+        s.row(c.row)
+    );
+    assert!(
+        s.rows.iter().any(|r| r.contains("Ask anything… \"")),
+        "the placeholder:\n{}",
+        s.rows.join("\n")
+    );
+
+    p.keys("hello");
+    let v = p.wait_state("draft", 2.0);
+    assert_eq!(v.composer.unwrap().text, "hello");
+    p.key("Enter");
+    let v = p.wait_state("busy", 2.0);
+    assert!(v.evidence.rule.starts_with("opencode."), "{}", v.reason());
+    p.wait_state("ready", 3.0);
+    assert_eq!(p.prompts(), vec!["hello"]);
+
+    let body = "line one\n\tline two\nline three";
+    p.paste(body);
+    let v = p.wait_state("draft", 2.0);
+    let c = v.composer.unwrap();
+    assert!(c.paste_placeholder, "folded paste: {:?}", c.text);
+    p.key("Enter");
+    p.wait_state("busy", 2.0);
+    assert_eq!(p.wait_prompts(2, 2.0)[1], body, "paste byte-exact");
+    p.wait_state("ready", 3.0);
+    drop(p);
+
+    // the permission prompt under a transcript
+    let p = Pane::start(
+        "opencode",
+        &["--seed-echo", "run the tests", "--dialog", "permission"],
+    );
+    p.wait_state("dialog:permission", 3.0);
+}

@@ -178,3 +178,51 @@ fn claude_after_error_placeholder_is_ready_and_typed_text_is_a_draft() {
     );
     starts(&state("claude", &t, &meta), "draft ");
 }
+
+/// Issue 19: Copilot CLI 1.0.102 after a cancelled turn at times left its cursor
+/// hidden on the empty `❯` row (seen in the real-agent suite, cursor_flag 0);
+/// that screen is still `ready`, and a draft under a hidden cursor a `draft`.
+#[test]
+fn copilot_hidden_cursor_after_a_cancelled_turn_is_still_ready() {
+    let (txt, meta) = load("copilot/v1.0.102-ready-after-interrupt-120x40");
+    let hidden = meta.replace("cursor_flag=1", "cursor_flag=0");
+    assert_ne!(hidden, meta);
+    starts(&state("copilot", &txt, &hidden), "ready ");
+    let (txt, meta) = load("copilot/v1.0.102-draft-after-interrupt-120x40");
+    let hidden = meta.replace("cursor_flag=1", "cursor_flag=0");
+    starts(&state("copilot", &txt, &hidden), "draft ");
+}
+
+/// Issue 19: OpenCode at 200 columns draws a sidebar right of its box on the
+/// same rows; the box's text is only what lies left of its bottom edge's end.
+#[test]
+fn opencode_sidebar_text_is_not_input() {
+    let (txt, meta) = load("opencode/v1.18.33-ready-after-interrupt-200x50");
+    assert!(txt
+        .lines()
+        .any(|l| l.starts_with("  ┃") && l.trim_end().ends_with("proj:master")));
+    starts(&state("opencode", &txt, &meta), "ready ");
+    let (txt, meta) = load("opencode/v1.18.33-draft-after-interrupt-200x50");
+    let p = Profiles::builtin();
+    let v = detect(
+        p.get("opencode").unwrap(),
+        &Screen::from_capture(&txt, &meta),
+    );
+    assert_eq!(
+        v.composer.map(|c| c.text).as_deref(),
+        Some("second prompt typed after the failed turn")
+    );
+}
+
+/// Issue 19: Copilot CLI folds a 40-line paste into `[Paste #1 - 40 lines]`.
+#[test]
+fn copilot_folded_paste_is_a_paste_placeholder() {
+    let (txt, meta) = load("copilot/v1.0.102-draft-paste-folded-80x24");
+    let p = Profiles::builtin();
+    let v = detect(
+        p.get("copilot").unwrap(),
+        &Screen::from_capture(&txt, &meta),
+    );
+    assert_eq!(v.state.to_string(), "draft", "{}", v.reason());
+    assert!(v.composer.unwrap().paste_placeholder);
+}

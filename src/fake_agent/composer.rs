@@ -78,6 +78,10 @@ impl Composer {
                 Some(format!("[Pasted Text: {} lines]", newlines + 1))
             }
             Like::Gemini if chars > 500 => Some(format!("[Pasted Text: {chars} chars]")),
+            // OpenCode 1.18.33 folds a paste of 3+ lines or over 150 chars
+            Like::Opencode if newlines >= 2 || chars > 150 => {
+                Some(format!("[Pasted ~{} lines]", newlines + 1))
+            }
             _ => None,
         };
         match label {

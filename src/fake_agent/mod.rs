@@ -1,5 +1,5 @@
 //! A simulated agent CLI for tests and `promptgate demo` on machines with no
-//! real agent: `promptgate fake-agent --like claude|codex|gemini [...]`.
+//! real agent: `promptgate fake-agent --like claude|codex|gemini|opencode [...]`.
 //!
 //! It runs in a tmux pane like the real CLIs: raw tty, input read with poll()
 //! so it can animate, the whole screen redrawn with plain ANSI escapes. Its
@@ -35,6 +35,10 @@ pub enum Like {
     Claude,
     Codex,
     Gemini,
+    /// OpenCode 1.18: alternate screen, a `┃` bar-block composer with a grey
+    /// placeholder, a progress-bar busy footer. It has no start-up dialogs: every
+    /// `--dialog` kind draws its permission prompt (`dialog:permission`).
+    Opencode,
 }
 
 impl Like {
@@ -43,7 +47,13 @@ impl Like {
             Like::Claude => "claude",
             Like::Codex => "codex",
             Like::Gemini => "gemini",
+            Like::Opencode => "opencode",
         }
+    }
+
+    /// The agent draws on the alternate screen.
+    fn alternate(self) -> bool {
+        matches!(self, Like::Codex | Like::Opencode)
     }
 }
 
@@ -398,18 +408,18 @@ impl App {
         self.painted = true;
         let mut on = String::new();
         let mut off = String::new();
-        if self.like == Like::Codex {
+        if self.like.alternate() {
             on.push_str("\x1b[?1049h");
         }
         if !self.args.no_bracketed_paste {
             on.push_str("\x1b[?2004h");
             off.push_str("\x1b[?2004l");
         }
-        if self.like == Like::Codex {
+        if self.like.alternate() {
             off.push_str("\x1b[?1049l");
         }
         off.push_str("\x1b[?25h");
-        if self.like != Like::Codex {
+        if !self.like.alternate() {
             // leave the main screen's last picture, with the shell prompt under it
             off.push_str(&format!("\x1b[{};1H\r\n", self.h));
         }

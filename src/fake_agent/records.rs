@@ -4,7 +4,8 @@
 //! claude `~/.claude/projects/<cwd, non-alphanumerics as ->/<session>.jsonl`,
 //! codex `$CODEX_HOME/history.jsonl` (default `~/.codex`) and its session
 //! rollout `$CODEX_HOME/sessions/Y/M/D/rollout-*.jsonl`, gemini
-//! `~/.gemini/tmp/<cwd name>/logs.json`.
+//! `~/.gemini/tmp/<cwd name>/logs.json`, opencode
+//! `~/.local/state/opencode/prompt-history.jsonl`.
 
 use super::Like;
 use serde_json::{json, Value};
@@ -31,7 +32,12 @@ pub fn init(like: Like) -> std::io::Result<()> {
         Like::Claude => env_dir("CLAUDE_CONFIG_DIR", home().join(".claude")),
         Like::Codex => env_dir("CODEX_HOME", home().join(".codex")),
         Like::Gemini => home().join(".gemini"),
+        Like::Opencode => opencode_state(),
     })
+}
+
+fn opencode_state() -> PathBuf {
+    env_dir("XDG_STATE_HOME", home().join(".local/state")).join("opencode")
 }
 
 /// Claude Code's session registry, `~/.claude/sessions/<pid>.json`: its state
@@ -62,6 +68,8 @@ pub fn fire_hooks(like: Like, event: &str, payload: serde_json::Value) {
         Like::Claude => env_dir("CLAUDE_CONFIG_DIR", home().join(".claude")).join("settings.json"),
         Like::Codex => env_dir("CODEX_HOME", home().join(".codex")).join("hooks.json"),
         Like::Gemini => home().join(".gemini").join("settings.json"),
+        // OpenCode runs no command hooks from a settings file
+        Like::Opencode => return,
     };
     let event = match (like, event) {
         (Like::Gemini, "UserPromptSubmit") => "BeforeAgent",
@@ -157,5 +165,9 @@ pub fn append(like: Like, text: &str) -> std::io::Result<()> {
             std::fs::write(&tmp, serde_json::to_vec_pretty(&all)?)?;
             std::fs::rename(tmp, path)
         }
+        Like::Opencode => append_line(
+            &opencode_state().join("prompt-history.jsonl"),
+            &json!({"input": text, "parts": [], "mode": "normal"}),
+        ),
     }
 }

@@ -117,6 +117,7 @@ pub const GEMINI_SPIN: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '
 const CLAUDE_TITLE_SPIN: [char; 2] = ['⠐', '⠂'];
 pub const GEMINI_PLACEHOLDER: &str = "Type your message or @path/to/file";
 pub const CODEX_PLACEHOLDER: &str = "Ask Codex to do anything";
+pub const OPENCODE_PLACEHOLDER: &str = "Ask anything… \"Fix a TODO in the codebase\"";
 
 // ---------------------------------------------------------------- text helpers
 
@@ -297,6 +298,8 @@ pub fn frame(v: &View) -> Frame {
         (Like::Claude, Stage::Main) => claude(v),
         (Like::Codex, Stage::Main) => codex(v),
         (Like::Gemini, Stage::Main) => gemini(v),
+        (Like::Opencode, Stage::Flash) => opencode_flash(v),
+        (Like::Opencode, Stage::Main) => opencode(v),
     };
     let (rows, cursor) = fit(rows, cursor, v.w, v.h);
     // Placeholders are drawn as the real agents draw them (`capture-pane -e`):
@@ -362,6 +365,7 @@ fn title(v: &View) -> Option<String> {
             "◇  Ready (fake)".into()
         }),
         Like::Codex => None,
+        Like::Opencode => Some("OpenCode".into()),
     }
 }
 
@@ -371,6 +375,7 @@ pub fn flicker_rows(v: &View) -> Vec<String> {
         Like::Claude => claude_banner(v.w, v.cwd),
         Like::Codex => codex_header(v.cwd),
         Like::Gemini => gemini_header(),
+        Like::Opencode => opencode_logo(v.w),
     };
     while rows.len() < v.h / 2 {
         rows.push(".".repeat(v.w / 2));
@@ -980,4 +985,158 @@ impl Painter {
         }
         s
     }
+}
+
+// ---------------------------------------------------------------- opencode
+
+/// The `opencode` block-letter logo, centred.
+fn opencode_logo(w: usize) -> Vec<String> {
+    let art = [
+        "                                 ▄",
+        "█▀▀█ █▀▀█ █▀▀█ █▀▀▄ █▀▀▀ █▀▀█ █▀▀█ █▀▀█",
+        "█  █ █  █ █▀▀▀ █  █ █    █  █ █  █ █▀▀▀",
+        "▀▀▀▀ █▀▀▀ ▀▀▀▀ ▀▀▀▀ ▀▀▀▀ ▀▀▀▀ ▀▀▀▀ ▀▀▀▀",
+    ];
+    let lead = " ".repeat(w.saturating_sub(39) / 2);
+    art.iter().map(|r| format!("{lead}{r}")).collect()
+}
+
+/// OpenCode's input box at `indent`, `bw` cells wide: a top `┃` row, the input
+/// rows (`┃  text`, or the grey placeholder), a `┃` row, the agent/model row, the
+/// `╹▀▀▀` bottom edge. Returns the rows and the cursor (x, row within them).
+fn opencode_box(v: &View, indent: usize, bw: usize) -> (Vec<String>, (usize, usize)) {
+    let pad = " ".repeat(indent);
+    let bar = format!("{pad}┃");
+    let first = format!("{pad}┃  ");
+    let max = v.h.saturating_sub(10).clamp(1, 10);
+    let b = block(
+        &v.composer.display(),
+        OPENCODE_PLACEHOLDER,
+        &first,
+        &first,
+        indent + bw.saturating_sub(1),
+        max,
+    );
+    let mut rows = vec![bar.clone()];
+    let cursor = (b.cx, 1 + b.crow);
+    rows.extend(b.rows);
+    rows.push(bar);
+    rows.push(format!("{pad}┃  Build · fake-model Fake"));
+    rows.push(format!("{pad}╹{}", "▀".repeat(bw.saturating_sub(1))));
+    (rows, cursor)
+}
+
+/// The row under the box: the progress bar while busy, else the cwd; the key
+/// hints at the right.
+fn opencode_footer(v: &View, indent: usize, bw: usize) -> String {
+    let left = match v.busy_ms {
+        Some(_) => {
+            let k = (v.tick as usize) % 8;
+            let bar: String = (0..8).map(|i| if i <= k { '■' } else { '⬝' }).collect();
+            let hint = if v.esc_hint {
+                "esc again to interrupt"
+            } else {
+                "esc interrupt"
+            };
+            format!("{}{bar}  {hint}", " ".repeat(indent + 1))
+        }
+        None => format!("{}{}", " ".repeat(indent + 1), v.cwd),
+    };
+    right(&left, "tab agents  ctrl+p commands", indent + bw + 1)
+}
+
+fn opencode_permission(w: usize) -> Vec<String> {
+    // (not reachable offline in the real one: drawn plainly, as the profile's
+    // `opencode.permission` marker reads it)
+    vec![
+        "  △ Permission required".into(),
+        "    → Bash: cargo test (promptgate fake-agent)".into(),
+        String::new(),
+        format!(
+            "  {}",
+            cut("Allow once   Allow always   Reject", w.saturating_sub(3))
+        ),
+        String::new(),
+    ]
+}
+
+fn opencode(v: &View) -> Out {
+    let (w, h) = (v.w, v.h);
+    if v.history.is_empty() && v.dialog.is_none() {
+        // home: the logo, then the box (at most 75 cells wide) in the middle,
+        // the cwd on the last row
+        let bw = w.saturating_sub(4).min(75);
+        let indent = w.saturating_sub(bw) / 2;
+        let mut body = opencode_logo(w);
+        body.push(String::new());
+        let (b, c) = opencode_box(v, indent, bw);
+        let box_top = body.len();
+        body.extend(b);
+        body.push(right("", "tab agents  ctrl+p commands", indent + bw + 1));
+        let lead = h.saturating_sub(body.len() + 1) / 2;
+        let mut rows = vec![String::new(); lead];
+        rows.extend(body);
+        let n = h.saturating_sub(1).max(rows.len());
+        rows.resize(n, String::new());
+        rows.push(format!("  {}", v.cwd));
+        return (rows, (c.0, lead + box_top + c.1), true);
+    }
+    // a session: the transcript, then the box at the bottom (indent 2)
+    let indent = 2;
+    let bw = w.saturating_sub(4);
+    let mut top: Vec<String> = vec![String::new()];
+    for e in v.history {
+        match e {
+            Entry::Echo(t) => {
+                top.push("  ┃".into());
+                prefixed(&mut top, "  ┃  ", "  ┃  ", t, w.saturating_sub(2));
+                top.push("  ┃".into());
+                top.push(String::new());
+                top.push("     ▣  Build · fake-model".into());
+            }
+            Entry::Reply(t) => top.push(format!("     {t}")),
+            Entry::Interrupted => top.push("     ▣  Build · fake-model · interrupted".into()),
+            Entry::Failed => top.push(
+                "     Cannot connect to API: Unable to connect (promptgate fake-agent --fail-turns)"
+                    .into(),
+            ),
+        }
+        top.push(String::new());
+    }
+    let mut bottom: Vec<String> = Vec::new();
+    let (cursor_in_bottom, visible);
+    if v.dialog.is_some() {
+        // its only dialog: every `--dialog` kind draws it (the bench's dialogs stay visible)
+        bottom.extend(opencode_permission(w));
+        cursor_in_bottom = (0, bottom.len() - 1);
+        visible = false;
+    } else {
+        let (b, c) = opencode_box(v, indent, bw);
+        cursor_in_bottom = c;
+        bottom.extend(b);
+        visible = true;
+    }
+    bottom.push(opencode_footer(v, indent, bw));
+    bottom.push(String::new());
+    let avail = h.saturating_sub(bottom.len());
+    if top.len() > avail {
+        top.drain(..top.len() - avail);
+    }
+    top.resize(avail, String::new());
+    let cursor = (cursor_in_bottom.0, top.len() + cursor_in_bottom.1);
+    top.extend(bottom);
+    (top, cursor, visible)
+}
+
+fn opencode_flash(v: &View) -> Out {
+    // the box drawn before its bottom edge and model row: not ready yet
+    let bw = v.w.saturating_sub(4).min(75);
+    let indent = v.w.saturating_sub(bw) / 2;
+    let pad = " ".repeat(indent);
+    let mut rows = opencode_logo(v.w);
+    rows.push(String::new());
+    rows.push(format!("{pad}┃"));
+    let y = rows.len();
+    rows.push(format!("{pad}┃  {OPENCODE_PLACEHOLDER}"));
+    (rows, (indent + 3, y), true)
 }

@@ -78,7 +78,7 @@ impl Case {
             f.cursor_visible as u8,
             self.w,
             self.h,
-            (self.like == Like::Codex) as u8,
+            matches!(self.like, Like::Codex | Like::Opencode) as u8,
             f.title.as_deref().unwrap_or("host"),
         );
         Screen::from_capture(&f.rows.join("\n"), &meta)
@@ -289,4 +289,49 @@ fn wrap_keeps_rows_within_width() {
     assert_eq!(render::wrap("\tx", 3), vec!["   ", " x"]);
     assert_eq!(render::wrap("", 3), vec![""]);
     assert_eq!(render::wrap("abc", 3), vec!["abc"]);
+}
+
+/// OpenCode's look (issue 19): the home screen's box, typed and pasted drafts,
+/// busy with its progress-bar footer, the session view's empty box, a long
+/// transcript, the permission prompt, and the start-up flash, at every size.
+#[test]
+fn the_opencode_look_is_classified_as_opencode() {
+    for size in SIZES.into_iter().chain([(200, 50)]) {
+        let mut c = Case::new(Like::Opencode, size);
+        let v = c.expect("ready", "home screen, placeholder");
+        assert!(v.composer.unwrap().empty);
+        c.composer.push_str("hello world");
+        let v = c.expect("draft", "typed");
+        assert_eq!(v.composer.unwrap().text, "hello world");
+        c.composer.clear();
+        c.composer.paste(Like::Opencode, "a\nb\nc");
+        let v = c.expect("draft", "a folded paste");
+        assert!(v.composer.unwrap().paste_placeholder);
+        c.composer.clear();
+        c.composer.push_str("first\n\nthird");
+        let v = c.expect("draft", "multi-line with a blank line");
+        assert_eq!(v.composer.unwrap().text, "first\n\nthird");
+        c.composer.clear();
+        c.history.push(Entry::Echo("hello world".into()));
+        c.busy_ms = Some(1200);
+        c.expect("busy", "busy, empty");
+        c.composer.push_str("typed while busy");
+        c.expect("busy", "busy with text");
+        c.composer.clear();
+        c.busy_ms = None;
+        c.history.push(Entry::Interrupted);
+        c.expect("ready", "session view, empty box");
+        for i in 0..30 {
+            c.history.push(Entry::Echo(format!("message {i}")));
+            c.history.push(Entry::Reply("ok".into()));
+        }
+        c.expect("ready", "a long transcript above the box");
+        c.history.push(Entry::Failed);
+        c.expect("ready", "after a failed turn");
+        c.dialog = Some(DialogKind::Permission);
+        c.expect("dialog:permission", "permission prompt");
+        let mut f = Case::new(Like::Opencode, size);
+        f.stage = Stage::Flash;
+        assert_ne!(f.verdict().state.to_string(), "ready", "the flash");
+    }
 }

@@ -1,6 +1,7 @@
 //! Agent profiles: everything promptgate knows about one agent, as data.
 //!
-//! Built-ins are embedded TOML (`claude.toml`, `codex.toml`, `gemini.toml`).
+//! Built-ins are embedded TOML (`claude.toml`, `codex.toml`, `gemini.toml`,
+//! `opencode.toml`, `kilo.toml`, `copilot.toml`, …).
 //! A user file (`$XDG_CONFIG_HOME/promptgate/agents.toml` or `--profiles FILE`)
 //! adds agents or overrides built-ins by name, without a rebuild. No other
 //! module knows an agent's glyphs, markers or timings.
@@ -15,6 +16,10 @@ const BUILTIN: &[(&str, &str)] = &[
     ("claude", include_str!("claude.toml")),
     ("codex", include_str!("codex.toml")),
     ("gemini", include_str!("gemini.toml")),
+    // issue 19
+    ("opencode", include_str!("opencode.toml")),
+    ("kilo", include_str!("kilo.toml")),
+    ("copilot", include_str!("copilot.toml")),
 ];
 
 /// One agent, as written in TOML.
@@ -122,6 +127,24 @@ pub struct ComposerDef {
     /// At most this many rows belong to one composer block.
     #[serde(default = "ten")]
     pub max_rows: usize,
+    /// The block's last rows that the agent draws inside its input box under the
+    /// input (OpenCode's `┃  Build · <model>` row above the box's bottom edge):
+    /// part of the block, never part of its text.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub status_rows: usize,
+    /// The block's rows are read only as far right as the rule under it reaches
+    /// (its first run of non-blank characters): OpenCode at 200 columns draws a
+    /// sidebar right of its input box, on the same rows.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub clip_to_rule_below: bool,
+    /// Regex of the row that must lie directly under the block: the box's
+    /// bottom edge (OpenCode's `╹▀▀▀…`), where `rule` matches more than that.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottom_edge: Option<String>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn yes() -> bool {
@@ -225,6 +248,7 @@ pub struct Profile {
     pub prompt: Vec<Regex>,
     pub continuation: Option<Regex>,
     pub rule: Option<Regex>,
+    pub bottom_edge: Option<Regex>,
     pub placeholders: Vec<Regex>,
     pub paste_placeholders: Vec<Regex>,
     pub busy: Vec<Marker>,
@@ -376,6 +400,12 @@ impl Profile {
                 .rule
                 .as_deref()
                 .map(|s| re(composer("rule"), s))
+                .transpose()?,
+            bottom_edge: def
+                .composer
+                .bottom_edge
+                .as_deref()
+                .map(|s| re(composer("bottom_edge"), s))
                 .transpose()?,
             placeholders: res(&composer("placeholders"), &def.composer.placeholders)?,
             paste_placeholders: res(
@@ -691,8 +721,9 @@ mod tests {
     #[test]
     fn builtins_compile() {
         let p = Profiles::builtin();
-        assert_eq!(p.names(), vec!["claude", "codex", "gemini"]);
-        assert_eq!(p.iter().count(), 3);
+        assert_eq!(&p.names()[..3], ["claude", "codex", "gemini"]);
+        assert!(p.names().contains(&"opencode"));
+        assert_eq!(p.iter().count(), p.names().len());
     }
 
     /// A built-in profile rewritten as one `[[agent]]` entry of a user file.
@@ -723,7 +754,7 @@ mod tests {
         assert_eq!(p.get("claude").unwrap().capability().submit_delay_ms, 999);
         assert_eq!(p.get("claude").unwrap().source, "test");
         assert!(p.get("aider").is_ok());
-        assert_eq!(p.names(), vec!["claude", "codex", "gemini", "aider"]);
+        assert_eq!(p.names().last(), Some(&"aider"));
     }
 
     #[test]
