@@ -413,17 +413,20 @@ fn find_composer(cx: &mut Ctx) -> Option<Composer> {
             Err(why) => cx.check(&id, false, format!("{row:?}: {why}")),
             Ok(last) => {
                 // only as far right as the rule under the block (a sidebar may follow)
+                let clip_col =
+                    (p.def.composer.clip_to_rule_below && last + 1 < s.rows.len()).then(|| {
+                        let edge = s.row(last + 1);
+                        let indent = edge.len() - edge.trim_start().len();
+                        let run = edge[indent..]
+                            .find(char::is_whitespace)
+                            .map_or(edge.len(), |i| indent + i);
+                        text::width(&edge[..run])
+                    });
                 let clip = |t: &'_ str| -> String {
-                    if !p.def.composer.clip_to_rule_below || last + 1 >= s.rows.len() {
-                        return t.to_string();
+                    match clip_col {
+                        None => t.to_string(),
+                        Some(col) => t[..text::byte_at_col(t, col)].trim_end().to_string(),
                     }
-                    let edge = s.row(last + 1);
-                    let indent = edge.len() - edge.trim_start().len();
-                    let run = edge[indent..]
-                        .find(char::is_whitespace)
-                        .map_or(edge.len(), |i| indent + i);
-                    let col = text::width(&edge[..run]);
-                    t[..text::byte_at_col(t, col)].trim_end().to_string()
                 };
                 let row0 = clip(row);
                 let first = if p.def.composer.clip_to_rule_below {
@@ -462,14 +465,18 @@ fn find_composer(cx: &mut Ctx) -> Option<Composer> {
                 // How the text is drawn decides where the read carries attributes
                 // (a new placeholder wording, or typed text that reads like one);
                 // the placeholder regexes decide where it does not.
-                let placeholder =
-                    match drawn_as(cx, y, text_last, caps.name("text").map(|m| m.start())) {
-                        Some((by_style, detail)) => {
-                            cx.check("composer.placeholder-style", by_style, detail);
-                            by_style && !paste_placeholder
-                        }
-                        None => by_text,
-                    };
+                let placeholder = match drawn_as(
+                    cx,
+                    (y, text_last),
+                    caps.name("text").map(|m| m.start()),
+                    clip_col,
+                ) {
+                    Some((by_style, detail)) => {
+                        cx.check("composer.placeholder-style", by_style, detail);
+                        by_style && !paste_placeholder
+                    }
+                    None => by_text,
+                };
                 let empty = text.is_empty() || placeholder;
                 cx.check(
                     &id,
@@ -497,12 +504,17 @@ fn find_composer(cx: &mut Ctx) -> Option<Composer> {
 }
 
 /// What the attributes of the composer's text say (rows `y..=last`, the first
-/// row's text starting at byte `start`): `Some((true, why))` when every cell of
+/// row's text starting at byte `start`, none left of column `clip_col`): `Some((true, why))` when every cell of
 /// it is drawn in the profile's placeholder style, `Some((false, why))` when a
 /// cell is drawn otherwise (typed text); `None` without attributes, without a
 /// `placeholder_style`, or without text. Reverse-video cells are the agent's
 /// own cursor and do not count.
-fn drawn_as(cx: &Ctx, y: usize, last: usize, start: Option<usize>) -> Option<(bool, String)> {
+fn drawn_as(
+    cx: &Ctx,
+    (y, last): (usize, usize),
+    start: Option<usize>,
+    clip_col: Option<usize>,
+) -> Option<(bool, String)> {
     let (p, s) = (cx.p, cx.s);
     let want = &p.def.composer.placeholder_style;
     if want.is_empty() || s.styles.is_none() {
@@ -512,7 +524,11 @@ fn drawn_as(cx: &Ctx, y: usize, last: usize, start: Option<usize>) -> Option<(bo
     for r in y..=last {
         let row = s.row(r);
         let from = if r == y {
-            start?
+            // a prompt row with no text (a bare border, as OpenCode's box starts)
+            match start {
+                Some(b) => b,
+                None => continue,
+            }
         } else {
             match p.continuation.as_ref().and_then(|re| re.captures(row)) {
                 Some(c) => c.name("text").map(|m| m.start()).unwrap_or(row.len()),
@@ -521,6 +537,9 @@ fn drawn_as(cx: &Ctx, y: usize, last: usize, start: Option<usize>) -> Option<(bo
         };
         let mut col = text::width(&row[..from]);
         for ch in row[from..].chars() {
+            if clip_col.is_some_and(|c| col >= c) {
+                break;
+            }
             let w = text::width(ch.encode_utf8(&mut [0; 4]));
             let st = s.style_at(col, r)?;
             if !ch.is_whitespace() && !st.reverse {

@@ -140,7 +140,7 @@ fn bracketed_paste_off_takes_the_unframed_path_where_tmux_says_so() {
 #[test]
 fn a_read_carries_attributes_and_they_decide_the_placeholder() {
     let srv = TmuxServer::new(100, 30, &[]);
-    for like in ["codex", "gemini"] {
+    for like in ["codex", "gemini", "opencode"] {
         let (pane, _) = srv.fake(like, &[]);
         srv.wait_state(&pane, "ready", 10.0);
         let o = srv.pg(&["explain", "-t", &pane]);

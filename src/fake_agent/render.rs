@@ -307,21 +307,26 @@ pub fn frame(v: &View) -> Frame {
     // (248 on 240) after its reverse-video cursor cell.
     let mut styles = Vec::new();
     for (y, row) in rows.iter().enumerate() {
-        let drawn: &[(usize, usize, &'static str)] = match v.like {
+        let pad = width(row) - width(row.trim_start());
+        let drawn: Vec<(usize, usize, &'static str)> = match v.like {
             Like::Claude
                 if [CLAUDE_AFTER_ERROR, CLAUDE_QUEUED]
                     .iter()
                     .any(|ph| *row == format!("❯\u{a0}{ph}")) =>
             {
-                &[(2, 3, "7"), (3, usize::MAX, "2")]
+                vec![(2, 3, "7"), (3, usize::MAX, "2")]
             }
-            Like::Codex if *row == format!("› {CODEX_PLACEHOLDER}") => &[(2, usize::MAX, "2")],
+            Like::Codex if *row == format!("› {CODEX_PLACEHOLDER}") => vec![(2, usize::MAX, "2")],
             Like::Gemini if *row == format!(" >   {GEMINI_PLACEHOLDER}") => {
-                &[(3, 4, "7"), (4, usize::MAX, "38;5;248;48;5;240")]
+                vec![(3, 4, "7"), (4, usize::MAX, "38;5;248;48;5;240")]
             }
-            _ => &[],
+            // opencode: grey (palette 8) after the bar
+            Like::Opencode if row.trim_start() == format!("┃  {OPENCODE_PLACEHOLDER}") => {
+                vec![(pad + 3, usize::MAX, "38;5;8")]
+            }
+            _ => Vec::new(),
         };
-        for &(from, to, sgr) in drawn {
+        for (from, to, sgr) in drawn {
             styles.push(Style {
                 row: y,
                 from,
