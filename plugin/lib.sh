@@ -298,9 +298,11 @@ pg_waiting() {
 # Deliver file $2 to pane $1, report on client $3 (action $4, for the log).
 # With $5 = keep, a prompt that was not typed at all is kept in the paste
 # buffer promptgate-unsent (the newest buffer, so the paste key resends it).
-# Sets PG_TYPED (yes/no).
+# With $6 = a buffer name, that buffer is deleted once any of the prompt was
+# typed, before the message shows (a kept prompt that reached the agent is not
+# kept again). Sets PG_TYPED (yes/no).
 pg_deliver() {
-	local pane=$1 file=$2 client=$3 action=$4 keep=${5:-} errf json rc err msg receipt k
+	local pane=$1 file=$2 client=$3 action=$4 keep=${5:-} drop=${6:-} errf json rc err msg receipt k
 	errf=$(mktemp "${TMPDIR:-/tmp}/promptgate-err.XXXXXX") || errf=/dev/null
 	# A send that waits (a busy agent, a dialog with --wait-dialog, another
 	# sender) says so on the client, once a second, until it ends.
@@ -330,6 +332,9 @@ pg_deliver() {
 		tmux load-buffer -b promptgate-unsent "$(pg_literal "$file")" 2>/dev/null; then
 		k=$(pg_key_name paste)
 		msg+=" (kept in buffer promptgate-unsent${k:+; $k resends it})"
+	fi
+	if [ "$PG_TYPED" = yes ] && [ -n "$drop" ]; then
+		tmux delete-buffer -b "$drop" 2>/dev/null
 	fi
 	pg_msg "$client" "$msg"
 }

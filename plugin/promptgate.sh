@@ -165,12 +165,11 @@ pg_action_paste() { # ORIGIN CLIENT
 	elif ! grep -q '[^[:space:]]' "$dir/buffer"; then
 		pg_msg "$client" "promptgate: the paste buffer is blank, nothing sent"
 	else
-		pg_deliver "$target" "$dir/buffer" "$client" paste
 		# a kept prompt that has now reached the agent is not kept again: a
 		# second press (or prefix ]) must not type it twice
-		if [ "$buf" = promptgate-unsent ] && [ "$PG_TYPED" = yes ]; then
-			tmux delete-buffer -b promptgate-unsent 2>/dev/null
-		fi
+		local drop=""
+		[ "$buf" != promptgate-unsent ] || drop=$buf
+		pg_deliver "$target" "$dir/buffer" "$client" paste "" "$drop"
 	fi
 	rm -rf "$dir"
 }
