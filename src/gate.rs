@@ -145,6 +145,13 @@ fn as_string<S: serde::Serializer>(s: &State, ser: S) -> std::result::Result<S::
     ser.serialize_str(&s.to_string())
 }
 
+/// A turn is over when the agent goes from busy to ready (the watcher's done
+/// notices; [`wait_turn`] reads it the same way, and also takes the agent's
+/// own end-of-turn hook event).
+pub fn turn_ended(was: &State, now: &State) -> bool {
+    *was == State::Busy && *now == State::Ready
+}
+
 /// A prompt just submitted may take this long to show its agent busy: a ready
 /// screen before then does not end the turn that has not begun.
 pub const TURN_START_GRACE: Duration = Duration::from_secs(3);

@@ -36,6 +36,11 @@ struct Track {
     candidate: State,
     seen: u32,
     busy_since: Option<Instant>,
+    /// The pane's hook events from here on (promptgate's hooks, where installed).
+    hooks: crate::record::HookMark,
+    /// The agent's own end-of-turn event ended the turn: busy looks are the
+    /// screen catching up, until it shows ready.
+    hook_ended: bool,
 }
 
 pub fn run(server: &Server, profiles: &Profiles, a: WatchArgs) -> Result<i32> {
@@ -57,6 +62,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: WatchArgs) -> Result<i32> {
         next_connect: Instant::now(),
         ids: Identities::default(),
         tracks: HashMap::new(),
+        key: key.clone(),
         shown: HashMap::new(),
         shown_all: None,
     };
@@ -82,6 +88,8 @@ struct Watcher {
     next_connect: Instant,
     ids: Identities,
     tracks: HashMap<String, Track>,
+    /// The server's key, which names the panes' hook files.
+    key: String,
     /// The segment last written per session id ("" = unset).
     shown: HashMap<String, String>,
     shown_all: Option<String>,
@@ -124,18 +132,38 @@ impl Watcher {
         Ok(true)
     }
 
-    /// Track each pane's confirmed state; return the panes that just went busy -> ready.
+    /// Track each pane's confirmed state; return the panes whose turn just ended:
+    /// busy, then ready (as `gate::wait_turn` reads it), or the agent's own
+    /// `Stop`/`AfterAgent` hook event while it was busy, whichever comes first.
     fn transitions(&mut self, rows: &[Row]) -> Vec<(Row, Option<Duration>)> {
         let mut done = Vec::new();
         self.tracks
             .retain(|p, _| rows.iter().any(|r| &r.loc.id == p));
         for r in rows {
-            let t = self.tracks.entry(r.loc.id.clone()).or_insert(Track {
-                stable: r.state.clone(),
-                candidate: r.state.clone(),
-                seen: CONFIRM,
-                busy_since: None,
-            });
+            let key = &self.key;
+            let t = self
+                .tracks
+                .entry(r.loc.id.clone())
+                .or_insert_with(|| Track {
+                    stable: r.state.clone(),
+                    candidate: r.state.clone(),
+                    seen: CONFIRM,
+                    busy_since: None,
+                    hooks: crate::record::HookMark::new(key, &r.loc.id),
+                    hook_ended: false,
+                });
+            if t.stable == State::Busy && t.hooks.turn_end().is_some() {
+                done.push((r.clone(), t.busy_since.take().map(|s| s.elapsed())));
+                t.hooks = crate::record::HookMark::new(key, &r.loc.id);
+                (t.stable, t.candidate, t.seen) = (State::Ready, State::Ready, CONFIRM);
+                t.hook_ended = true;
+            }
+            if t.hook_ended {
+                if r.state == State::Busy {
+                    continue;
+                }
+                t.hook_ended = false;
+            }
             if t.candidate == r.state {
                 t.seen += 1;
             } else {
@@ -146,8 +174,10 @@ impl Watcher {
                 let was = std::mem::replace(&mut t.stable, t.candidate.clone());
                 if t.stable == State::Busy {
                     t.busy_since = Some(Instant::now());
+                    // only a hook event of this turn ends it
+                    t.hooks = crate::record::HookMark::new(key, &r.loc.id);
                 }
-                if was == State::Busy && t.stable == State::Ready {
+                if crate::gate::turn_ended(&was, &t.stable) {
                     done.push((r.clone(), t.busy_since.take().map(|s| s.elapsed())));
                 }
             }
