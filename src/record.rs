@@ -310,9 +310,7 @@ impl Mark {
                     .skip(since as usize)
                     .filter_map(|v| entry_text(&self.def, &v))
                     .collect(),
-                RecordFormat::PrefixedLines => {
-                    prefixed_entries(&tail_lines(&p, since), &self.def)
-                }
+                RecordFormat::PrefixedLines => prefixed_entries(&tail_lines(&p, since), &self.def),
             };
             if !texts.is_empty() {
                 return (Some(p), texts);
@@ -711,7 +709,11 @@ mod tests {
         };
         use std::io::Write;
         let mut w = std::fs::OpenOptions::new().append(true).open(&f).unwrap();
-        write!(w, "\n# 2026-12-02 13:50:15.648462\n+three lines\n+\tsecond\n++third\n").unwrap();
+        write!(
+            w,
+            "\n# 2026-12-02 13:50:15.648462\n+three lines\n+\tsecond\n++third\n"
+        )
+        .unwrap();
         assert_eq!(
             m.appended().1,
             vec!["three lines\n\tsecond\n+third".to_string()]

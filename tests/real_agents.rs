@@ -1395,9 +1395,11 @@ fn issue19_first_run(name: &'static str, w: u16, h: u16) -> String {
     let steps = issue19_dialogs(name);
     for s in &steps {
         let want = format!("dialog:{}", s.kind);
-        a.wait_for(&format!("{want} with one of {:?}", s.markers), 60.0, |st, scr| {
-            s.shows(st, scr)
-        });
+        a.wait_for(
+            &format!("{want} with one of {:?}", s.markers),
+            60.0,
+            |st, scr| s.shows(st, scr),
+        );
         // the dialog itself, from its marker down (qwen moves the notices above it
         // by itself), once it holds still
         let dialog = |scr: &str| {
@@ -1514,7 +1516,11 @@ fn issue19_ready_run(name: &'static str, w: u16, h: u16) -> Vec<String> {
     let cold_ms = launched.elapsed().as_millis();
     let r = json_out(&o);
     assert_eq!(
-        (code(&o), r["receipt"].as_str(), r["proof"]["match"].as_str()),
+        (
+            code(&o),
+            r["receipt"].as_str(),
+            r["proof"]["match"].as_str()
+        ),
         (0, Some("consumed"), Some("exact")),
         "{name}: cold start: {}\n{r}\n{}",
         text(&o.stderr),

@@ -705,8 +705,7 @@ mod tests {
         let mut p = Profiles::builtin();
         let claude =
             as_user_entry(BUILTIN[0].1).replace("submit_delay_ms = 130", "submit_delay_ms = 999");
-        let mine =
-            as_user_entry(BUILTIN[0].1).replacen("name = \"claude\"", "name = \"mine\"", 1);
+        let mine = as_user_entry(BUILTIN[0].1).replacen("name = \"claude\"", "name = \"mine\"", 1);
         p.merge_str(&format!("{claude}\n{mine}"), "test").unwrap();
         assert_eq!(p.get("claude").unwrap().capability().submit_delay_ms, 999);
         assert_eq!(p.get("claude").unwrap().source, "test");
