@@ -338,8 +338,20 @@ install_agent() {
 install_aider() {
 	local ver=$1 dir=$2 py got
 	if ! is_installed aider; then
-		py=${PYTHON:-$(command -v python3 || true)}
-		[[ -n $py ]] || die "python3 is not installed (aider needs Python 3.10-3.12)"
+		py=${PYTHON:-}
+		if [[ -z $py ]]; then
+			local c
+			for c in python3.12 python3.11 python3.10 python3; do
+				command -v "$c" >/dev/null 2>&1 || continue
+				# aider-chat 0.86 requires Python >=3.10,<3.13, and the venv module with ensurepip
+				if "$c" -c 'import sys, venv, ensurepip; sys.exit(not ((3, 10) <= sys.version_info[:2] <= (3, 12)))' \
+					2>/dev/null; then
+					py=$(command -v "$c")
+					break
+				fi
+			done
+		fi
+		[[ -n $py ]] || die "no Python 3.10-3.12 with the venv module (aider needs one; PYTHON= names it)"
 		rm -rf "$dir"
 		mkdir -p "$(dirname "$dir")"
 		log "installing aider-chat==$ver into the venv $dir"
