@@ -1311,7 +1311,8 @@ fn claude_hooks_install_and_uninstall_leave_settings_byte_identical() {
 }
 
 // ------------------------------------------------------------------------------------------
-// Issue 19: Qwen Code, Auggie and Aider (one test each, 120x40, under ~2 minutes each).
+// Issue 19: Qwen Code, Auggie and Aider (one test each: first run at 120x40, the seeded
+// runs at 120x40 and 80x24; under ~2 minutes each).
 //
 // - first run (`start AGENT fresh`): each first-run dialog reads `dialog:<kind>`, a send
 //   into it exits 21 and leaves the screen as it was; where the dialogs can be answered
@@ -1362,6 +1363,37 @@ fn issue19_dialogs(agent: &str) -> Vec<Step> {
     }
 }
 
+/// `send()`, with the whole receipt and the screen when the proof is not `exact`.
+fn issue19_send(a: &Agent, body: &str, extra: &[&str]) -> (Value, Duration) {
+    let file = a.tmp.path().join("body.txt");
+    std::fs::write(&file, body).unwrap();
+    let f = file.display().to_string();
+    let mut args = vec!["send", "-t", &a.pane, "--json", "-f", &f];
+    args.extend_from_slice(extra);
+    let t = Instant::now();
+    let o = a.pg(&args);
+    let took = t.elapsed();
+    let r = json_out(&o);
+    let log = std::fs::read_to_string(a.tmp.path().join("deliveries.jsonl")).unwrap_or_default();
+    assert_eq!(
+        (
+            code(&o),
+            r["receipt"].as_str(),
+            r["proof"]["source"].as_str(),
+            r["proof"]["match"].as_str()
+        ),
+        (0, Some("consumed"), Some("transcript"), Some("exact")),
+        "{}: send of {} B: {}\n{r}\nlast delivery: {}\nstates {:?}\n{}",
+        a.name,
+        body.len(),
+        text(&o.stderr),
+        log.lines().last().unwrap_or(""),
+        a.seen,
+        a.capture()
+    );
+    (r, took)
+}
+
 /// End an offline turn that would run on (auggie: Escape; aider: one Ctrl-C), once
 /// the record holds `n` messages; qwen ends its turn by itself.
 fn issue19_after_submit(a: &mut Agent, n: usize) -> Vec<String> {
@@ -1379,10 +1411,54 @@ fn issue19_after_submit(a: &mut Agent, n: usize) -> Vec<String> {
         if let Some(t) = *last {
             std::thread::sleep(Duration::from_millis(2300).saturating_sub(t.elapsed()));
         }
-        a.key(key);
-        *last = Some(Instant::now());
+        // the agent's own word that the turn ended, right above its prompt (auggie
+        // missed an Escape once in a while and its turn ran on under a `ready` look)
+        let done = match a.name {
+            "auggie" => "Interrupted by the user",
+            _ => "^C again to exit",
+        };
+        let near_prompt = |scr: &str| {
+            let rows: Vec<&str> = scr.lines().filter(|l| !l.trim().is_empty()).collect();
+            let last = |pat: &[&str]| rows.iter().rposition(|r| pat.iter().any(|p| r.contains(p)));
+            let working = last(&["Retrying in", "Sending request", "Waiting for"]);
+            last(&[done]).is_some_and(|d| working.is_none_or(|w| d > w))
+        };
+        for _ in 0..3 {
+            a.key(key);
+            *last = Some(Instant::now());
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_millis(2500) && !near_prompt(&a.capture()) {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            if near_prompt(&a.capture()) {
+                break;
+            }
+        }
     }
-    a.wait_state("ready", 20.0);
+    // ready, and still ready a while later. Auggie 0.36.0 offline: an Escape that lands
+    // in a retry's backoff sleep shows `Interrupted by the user` and an idle prompt,
+    // yet the retry timer still fires and the turn comes back (`Sending request... (9s
+    // …`) up to ~8 s later; then it is interrupted again.
+    let hold = if a.name == "auggie" { 8.0 } else { 1.0 };
+    let t = Instant::now();
+    'idle: loop {
+        a.wait_state("ready", 20.0);
+        let calm = Instant::now();
+        while calm.elapsed() < Duration::from_secs_f64(hold) {
+            std::thread::sleep(Duration::from_millis(200));
+            if a.state().0 == "busy" {
+                assert!(
+                    t.elapsed() < Duration::from_secs(60),
+                    "{}: the interrupted turn keeps coming back\n{}",
+                    a.name,
+                    a.capture()
+                );
+                a.key(key);
+                continue 'idle;
+            }
+        }
+        break;
+    }
     got
 }
 
@@ -1456,7 +1532,7 @@ fn issue19_first_run(name: &'static str, w: u16, h: u16) -> String {
     if answered {
         a.wait_state("ready", 60.0);
         let body = format!("first prompt after the first-run dialogs of {name} at {w}x{h}");
-        let (r, _) = send(&a, &body, &["--timeout", "60", "--verify-timeout", "30"]);
+        let (r, _) = issue19_send(&a, &body, &["--timeout", "60", "--verify-timeout", "30"]);
         let before = a.records();
         let got = issue19_after_submit(&mut a, before.len().max(1));
         // aider's record also holds the answer typed to its question (`n`)
@@ -1583,7 +1659,7 @@ fn issue19_ready_run(name: &'static str, w: u16, h: u16) -> Vec<String> {
     ];
     let mut results = Vec::new();
     for (what, body) in &bodies {
-        let (r, took) = send(&a, body, &["--wait-busy", "--timeout", "60"]);
+        let (r, took) = issue19_send(&a, body, &["--wait-busy", "--timeout", "60"]);
         want.push(expected(name, body));
         let got = issue19_after_submit(&mut a, want.len());
         assert_records(&a, &got, &want, what);
@@ -1633,28 +1709,35 @@ fn issue19_agent(name: &'static str) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let first = issue19_first_run(name, 120, 40);
     let ready = issue19_ready_run(name, 120, 40);
-    for l in std::iter::once(first).chain(ready) {
+    // auggie's turns take ~10 s each to interrupt for good (above): 120x40 only, to stay
+    // within ~2 minutes
+    let small = if name == "auggie" {
+        Vec::new()
+    } else {
+        issue19_ready_run(name, 80, 24)
+    };
+    for l in std::iter::once(first).chain(ready).chain(small) {
         println!("{l}");
     }
 }
 
 #[test]
-fn qwen_120x40() {
-    if enabled("qwen_120x40") {
+fn qwen_offline() {
+    if enabled("qwen_offline") {
         issue19_agent("qwen");
     }
 }
 
 #[test]
-fn auggie_120x40() {
-    if enabled("auggie_120x40") {
+fn auggie_offline() {
+    if enabled("auggie_offline") {
         issue19_agent("auggie");
     }
 }
 
 #[test]
-fn aider_120x40() {
-    if enabled("aider_120x40") {
+fn aider_offline() {
+    if enabled("aider_offline") {
         issue19_agent("aider");
     }
 }
