@@ -28,6 +28,9 @@
 //! `--fanout-rounds N`, `--no-settle0`, `--keep DIR` (keep the failed jobs' files),
 //! `--only ID[,ID...]` and `--repeat N` (run those trials again, to reproduce one).
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use promptgate::detect::detect;
 use promptgate::plan::sanitise;
 use promptgate::profile::Profiles;
@@ -391,13 +394,7 @@ impl Srv {
         self.run(&["has-session", "-t", "=bench"]).status.success()
     }
     fn run(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .args(["-L", &self.sock])
-            .args(args)
-            .env_remove("TMUX")
-            .env_remove("TMUX_PANE")
-            .output()
-            .expect("tmux")
+        common::tmux_on(&self.sock, args)
     }
     /// A new window running the fake agent; its pane id.
     fn fake(&self, bin: &Path, transcript: &Path, args: &[String]) -> Option<String> {
@@ -685,9 +682,8 @@ fn run_job(ctx: &Ctx, srv: &Srv, t: &Trial, sender: Sender, attempt: u32, keep: 
     let err_file = ctx.dir.join(format!("{tag}.err"));
     let mut cmd = match sender {
         Sender::Promptgate | Sender::PromptgateSettle0 => {
-            let mut c = Command::new(&ctx.bin);
-            c.args(["-L", &srv.sock, "send", "-t", &pane])
-                .args(["--wait-dialog", "--wait-busy", "--timeout", "30", "--json"])
+            let mut c = common::pg_with(&ctx.bin, &srv.sock, &["send", "-t", &pane]);
+            c.args(["--wait-dialog", "--wait-busy", "--timeout", "30", "--json"])
                 .arg("-f")
                 .arg(&body_file);
             if sender == Sender::PromptgateSettle0 {
@@ -1006,8 +1002,7 @@ fn timed_send(
     extra: &[&str],
     body: &str,
 ) -> (f64, Value, i32) {
-    let mut c = Command::new(bin);
-    c.args(["-L", sock, "send"]);
+    let mut c = common::pg_with(bin, sock, &["send"]);
     for t in targets {
         c.args(["-t", t]);
     }
@@ -1015,18 +1010,11 @@ fn timed_send(
         .args(extra)
         .arg(body)
         .env("PROMPTGATE_LOG", "off")
-        .env("XDG_RUNTIME_DIR", dir.join("run"))
-        .env_remove("TMUX")
-        .env_remove("TMUX_PANE");
+        .env("XDG_RUNTIME_DIR", dir.join("run"));
     let t = Instant::now();
     let o = c.output().expect("promptgate");
     let el = t.elapsed().as_secs_f64() * 1000.0;
-    let v = String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .last()
-        .and_then(|l| serde_json::from_str(l).ok())
-        .unwrap_or_default();
-    (el, v, o.status.code().unwrap_or(-1))
+    (el, common::json_out(&o), common::code(&o))
 }
 
 fn fanout(bin: &Path, dir: &Path, rounds: usize) -> Value {

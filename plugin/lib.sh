@@ -270,30 +270,16 @@ pg_log_failure() { # ACTION PANE EXIT_CODE ERROR
 }
 
 # The one-line report of `promptgate send --json` for pane $1: exit code $2,
-# the JSON $3, the last line of its stderr $4.
+# the JSON $3, the last line of its stderr $4. What each outcome means comes
+# from promptgate itself (the JSON's "notice"); the error when it has none.
 pg_result_msg() {
-	local pane=$1 rc=$2 json=$3 err=${4#promptgate: } agent state ms who
-	agent=$(pg_json agent "$json")
-	state=$(pg_json state "$json")
-	ms=$(pg_json total_ms "$json")
-	who=$pane${agent:+ $agent}
-	case $rc in
-	0) printf 'promptgate: sent to %s (%s) consumed in %s ms' "$pane" "${agent:-?}" "${ms:-?}" ;;
-	20) printf 'promptgate: %s not ready in time (%s), nothing sent' "$who" "${state:-?}" ;;
-	21) printf 'promptgate: %s shows a %s dialog, nothing sent' "$who" "${state#dialog:}" ;;
-	22) printf 'promptgate: %s is busy, nothing sent' "$who" ;;
-	23) printf 'promptgate: %s is in copy mode, nothing sent' "$who" ;;
-	24) printf 'promptgate: %s runs no agent, nothing sent' "$pane" ;;
-	25) printf 'promptgate: %s has exited, nothing sent' "$who" ;;
-	26) printf 'promptgate: %s has a draft in its composer, nothing sent' "$who" ;;
-	28) printf 'promptgate: %s is being sent to by someone else, nothing sent' "$who" ;;
-	31) printf 'promptgate: sent to %s (%s), queued behind the current turn' "$pane" "${agent:-?}" ;;
-	32) printf 'promptgate: typed into %s (%s) but the submit did not take' "$pane" "${agent:-?}" ;;
-	33) printf 'promptgate: %s refused the prompt' "$who" ;;
-	34) printf 'promptgate: sent to %s (%s), no receipt seen' "$pane" "${agent:-?}" ;;
-	37) printf 'promptgate: sent to %s (%s), but its own record differs from the prompt' "$pane" "${agent:-?}" ;;
-	*) printf 'promptgate: send to %s failed: %s' "$pane" "${err:-exit $rc}" ;;
-	esac
+	local pane=$1 rc=$2 json=$3 err=${4#promptgate: } notice
+	notice=$(pg_json notice "$json")
+	if [ -n "$notice" ]; then
+		printf 'promptgate: %s' "$notice"
+	else
+		printf 'promptgate: send to %s failed: %s' "$pane" "${err:-exit $rc}"
+	fi
 }
 
 # While a send to pane $2 waits, show on client $1 what it waits for, once a

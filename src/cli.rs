@@ -1,9 +1,14 @@
 //! The command line: clap derive, one variant per command, and the mapping
 //! from errors to exit codes.
 
-use crate::error::{code, Error};
+use crate::deliver::SendOpts;
+use crate::error::Error;
+use crate::gate::GateOpts;
 use clap::{Args, Parser, Subcommand};
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Parser, Debug)]
 #[command(name = "promptgate", version, about = "Get a prompt into an AI coding agent in a tmux pane exactly once", long_about = None)]
@@ -71,15 +76,15 @@ pub enum Command {
     /// Open a private tmux server with a simulated agent and deliver to it
     Demo(DemoArgs),
     /// Every agent pane's state as a compact glyph, for the status line
-    Status(crate::cmd::status::StatusArgs),
+    Status(StatusArgs),
     /// The tmux plugin's watcher: status segment and busy -> ready notices (one per server)
-    Watch(crate::cmd::watch::WatchArgs),
+    Watch(WatchArgs),
     /// A Model Context Protocol server (stdio) with the gate inside, for agents that drive agents
     Mcp(McpArgs),
     /// Install, remove or show promptgate's agent hooks (proof of receipt, turn ends)
     Hooks(HooksArgs),
     /// Check tmux and each agent pane: releases against the tested ones, state with evidence
-    Doctor(crate::cmd::doctor::DoctorArgs),
+    Doctor(DoctorArgs),
     /// What an installed hook runs: record one agent event for its pane
     #[command(hide = true)]
     HookEvent(HookEventArgs),
@@ -300,6 +305,55 @@ pub struct SendArgs {
     pub body: BodyArgs,
 }
 
+#[derive(clap::Args, Debug)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// Only the panes of this session (a name, or an id such as `$1`)
+    #[arg(long, value_name = "SESSION")]
+    pub session: Option<String>,
+    /// tmux: styled glyphs for status-right; plain: the same unstyled; tsv: one pane a
+    /// line (pane, session id, target, agent, state, glyph, reason); json: one object a line
+    #[arg(long, value_enum, default_value = "tmux")]
+    pub format: StatusFormat,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusFormat {
+    Tmux,
+    Plain,
+    Tsv,
+    Json,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// Show a message when an agent pane goes from busy to ready (also `@promptgate-notify on`)
+    #[arg(long)]
+    pub notify: bool,
+    /// Also ring each client's terminal bell (also `@promptgate-bell on`)
+    #[arg(long)]
+    pub bell: bool,
+    /// Poll interval (1 to 60000)
+    #[arg(long, default_value_t = 1000, value_name = "MS", value_parser = ms(1, MINUTE_MS), allow_negative_numbers = true)]
+    pub interval: u64,
+    /// How long a notice stays on the status line (0 to 600000)
+    #[arg(long, default_value_t = 5000, value_name = "MS", value_parser = ms(0, 10 * MINUTE_MS), allow_negative_numbers = true)]
+    pub display_ms: u64,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct DoctorArgs {
+    /// Only this pane (default: every pane of the server)
+    #[arg(short = 't', long = "target", value_name = "PANE")]
+    pub target: Option<String>,
+    /// One JSON object per line: `tmux`, then one per pane
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct HooksArgs {
     /// install, uninstall or status
@@ -333,20 +387,52 @@ pub struct McpArgs {
     pub print_config: Option<String>,
 }
 
-/// `SendArgs` as the CLI would parse them from `argv` (`argv[0]` is the
-/// program, `argv[1]` `send`): for callers inside promptgate (the MCP server)
-/// that deliver with `send`'s defaults.
-pub fn send_args(argv: &[String]) -> std::result::Result<SendArgs, Error> {
-    match Cli::try_parse_from(argv) {
-        Ok(Cli {
-            command: Command::Send(a),
-            ..
-        }) => Ok(a),
-        Ok(_) => Err(Error::Usage("not a send command line".into())),
-        Err(e) => Err(Error::Usage(
-            e.to_string().lines().next().unwrap_or("").to_string(),
-        )),
+impl GateFlags {
+    /// The gate's options for these flags.
+    pub fn opts(&self) -> GateOpts {
+        GateOpts {
+            timeout: duration(self.timeout),
+            interval: Duration::from_millis(self.interval.max(1)),
+            stable: Duration::from_millis(self.stable),
+            wait_busy: self.wait_busy,
+            wait_dialog: self.wait_dialog,
+            settle_after_start: self.settle.map(Duration::from_millis),
+            process_age: None,
+            cancel: None,
+        }
     }
+}
+
+impl SendArgs {
+    /// How to deliver, for [`crate::deliver`]. `gate_off`: `PROMPTGATE_GATE=off`
+    /// (or `0`) was set, which skips the gate as `--force` does.
+    pub fn opts(&self, gate_off: bool) -> SendOpts {
+        SendOpts {
+            agent: self.agent.clone(),
+            gate: self.gate.opts(),
+            when_ready: self.when_ready,
+            force: self.force || gate_off,
+            cancel_mode: self.cancel_mode,
+            replace_draft: self.replace_draft,
+            verify_timeout: duration(self.verify_timeout),
+            no_verify: self.no_verify,
+            lock_timeout: duration(self.lock_timeout),
+        }
+    }
+}
+
+/// `PROMPTGATE_GATE=off` (or `0`): every send skips the gate, as with `--force`.
+pub fn gate_off_from_env() -> bool {
+    std::env::var("PROMPTGATE_GATE").is_ok_and(|v| v == "off" || v == "0")
+}
+
+/// Seconds as a Duration. The parser already bounds every flag; this never
+/// panics whatever it is given (NaN is 0, anything past a year is a year).
+pub fn duration(s: f64) -> Duration {
+    if s.is_nan() {
+        return Duration::ZERO;
+    }
+    Duration::from_secs_f64(s.clamp(0.0, YEAR))
 }
 
 /// Where a prompt comes from: `-f FILE` (`-` = stdin), the words, or stdin.
@@ -548,85 +634,6 @@ fn non_empty(s: &str) -> Result<String, String> {
     Ok(s.to_string())
 }
 
-/// Parse, run, map errors to exit codes. `main` is only this.
-pub fn main() -> i32 {
-    crate::interrupt::install();
-    let code = run_main();
-    // a signal held back while a prompt was typed ends the process now
-    crate::interrupt::finished();
-    code
-}
-
-fn run_main() -> i32 {
-    let cli = match Cli::try_parse() {
-        Ok(c) => c,
-        Err(e) if e.kind() == clap::error::ErrorKind::DisplayVersion => {
-            println!(
-                "promptgate {}\n{}",
-                env!("CARGO_PKG_VERSION"),
-                crate::tmux::release::describe_local()
-            );
-            return 0;
-        }
-        Err(e) => {
-            use clap::error::ErrorKind::*;
-            return match e.kind() {
-                DisplayHelp | DisplayVersion => {
-                    let _ = e.print();
-                    0
-                }
-                // bare `promptgate`: the help, as a usage error
-                DisplayHelpOnMissingArgumentOrSubcommand => {
-                    let _ = e.print();
-                    code::USAGE
-                }
-                _ => {
-                    let args: Vec<String> = std::env::args().skip(1).collect();
-                    let line = usage_line(&e, &args);
-                    eprintln!("promptgate: {line}");
-                    // `--json` among the flags: the usage error as JSON too
-                    if args
-                        .iter()
-                        .take_while(|a| *a != "--")
-                        .any(|a| a == "--json")
-                    {
-                        let v = error_json(&line, code::USAGE);
-                        let _ = match command_path(&args) == "promptgate send" {
-                            true => crate::cmd::not_sent_json(v),
-                            false => crate::cmd::out_json(&v),
-                        };
-                    }
-                    code::USAGE
-                }
-            };
-        }
-    };
-    let json = cli.command.json();
-    let send = matches!(cli.command, Command::Send(_));
-    match crate::cmd::run(cli) {
-        Ok(code) => code,
-        Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-        Err(e) => {
-            eprintln!("promptgate: {e}");
-            // with --json, every outcome is one JSON object on stdout
-            if json && !crate::cmd::reported() {
-                let v = error_json(&e.to_string(), e.exit_code());
-                let _ = match send {
-                    true => crate::cmd::not_sent_json(v),
-                    false => crate::cmd::out_json(&v),
-                };
-            }
-            e.exit_code()
-        }
-    }
-}
-
-/// An error as the one JSON object of a `--json` command: `{"error", "exit_code"}`
-/// (`send` adds `"receipt": "not-sent"` and `time_ms`, and logs it).
-fn error_json(msg: &str, code: i32) -> serde_json::Value {
-    serde_json::json!({"error": msg, "exit_code": code})
-}
-
 impl Command {
     /// The server flags given after the command, on the commands that talk to tmux.
     pub fn server_args(&self) -> Option<&ServerArgs> {
@@ -691,7 +698,7 @@ pub fn usage_line(e: &clap::Error, args: &[String]) -> String {
 
 /// `promptgate send`, `promptgate queue add`: the subcommands named in `args`
 /// (up to `--`).
-fn command_path(args: &[String]) -> String {
+pub fn command_path(args: &[String]) -> String {
     use clap::CommandFactory;
     let mut cmd = Cli::command();
     let mut path = vec!["promptgate".to_string()];
@@ -703,4 +710,50 @@ fn command_path(args: &[String]) -> String {
         cmd = sub;
     }
     path.join(" ")
+}
+
+/// `-t` or, inside tmux, the current pane.
+pub fn target(t: &Option<String>) -> crate::error::Result<String> {
+    match t {
+        Some(t) => Ok(t.clone()),
+        None => std::env::var("TMUX_PANE")
+            .ok()
+            .filter(|p| !p.is_empty())
+            .ok_or_else(|| Error::Usage("no -t PANE given and not inside tmux".into())),
+    }
+}
+
+/// The body: `-f FILE` (`-` = stdin), else the words joined by spaces, else stdin
+/// when it is not a terminal.
+pub fn read_body(b: &BodyArgs) -> crate::error::Result<Vec<u8>> {
+    let (file, words) = (&b.file, &b.words);
+    if let Some(f) = file {
+        if f.as_os_str() == "-" {
+            return read_stdin();
+        }
+        return std::fs::read(f)
+            .map_err(|e| Error::BadBody(format!("cannot read {}: {e}", f.display())));
+    }
+    if !words.is_empty() {
+        return Ok(words
+            .iter()
+            .map(|w| w.as_bytes().to_vec())
+            .collect::<Vec<_>>()
+            .join(&b' '));
+    }
+    if unsafe { libc::isatty(0) } == 1 {
+        return Err(Error::Usage(
+            "no body: give it as arguments, with -f FILE, or on stdin".into(),
+        ));
+    }
+    read_stdin()
+}
+
+fn read_stdin() -> crate::error::Result<Vec<u8>> {
+    let mut v = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(crate::plan::MAX_BODY_BYTES as u64 + 1)
+        .read_to_end(&mut v)?;
+    Ok(v)
 }

@@ -426,10 +426,21 @@ fn find_composer(cx: &mut Ctx) -> Option<Composer> {
                 let text = joined
                     .trim_matches(|c: char| c.is_whitespace() || c == '\u{a0}')
                     .to_string();
-                let placeholder = lines[1..].iter().all(|l| l.trim().is_empty())
+                let by_text = lines[1..].iter().all(|l| l.trim().is_empty())
                     && p.placeholders.iter().any(|re| re.is_match(first.trim()));
-                let empty = text.is_empty() || placeholder;
                 let paste_placeholder = p.paste_placeholders.iter().any(|re| re.is_match(&text));
+                // How the text is drawn decides where the read carries attributes
+                // (a new placeholder wording, or typed text that reads like one);
+                // the placeholder regexes decide where it does not.
+                let placeholder = match drawn_as(cx, y, last, caps.name("text").map(|m| m.start()))
+                {
+                    Some((by_style, detail)) => {
+                        cx.check("composer.placeholder-style", by_style, detail);
+                        by_style && !paste_placeholder
+                    }
+                    None => by_text,
+                };
+                let empty = text.is_empty() || placeholder;
                 cx.check(
                     &id,
                     true,
@@ -453,6 +464,55 @@ fn find_composer(cx: &mut Ctx) -> Option<Composer> {
         }
     }
     None
+}
+
+/// What the attributes of the composer's text say (rows `y..=last`, the first
+/// row's text starting at byte `start`): `Some((true, why))` when every cell of
+/// it is drawn in the profile's placeholder style, `Some((false, why))` when a
+/// cell is drawn otherwise (typed text); `None` without attributes, without a
+/// `placeholder_style`, or without text. Reverse-video cells are the agent's
+/// own cursor and do not count.
+fn drawn_as(cx: &Ctx, y: usize, last: usize, start: Option<usize>) -> Option<(bool, String)> {
+    let (p, s) = (cx.p, cx.s);
+    let want = &p.def.composer.placeholder_style;
+    if want.is_empty() || s.styles.is_none() {
+        return None;
+    }
+    let mut seen = None;
+    for r in y..=last {
+        let row = s.row(r);
+        let from = if r == y {
+            start?
+        } else {
+            match p.continuation.as_ref().and_then(|re| re.captures(row)) {
+                Some(c) => c.name("text").map(|m| m.start()).unwrap_or(row.len()),
+                None => continue,
+            }
+        };
+        let mut col = text::width(&row[..from]);
+        for ch in row[from..].chars() {
+            let w = text::width(ch.encode_utf8(&mut [0; 4]));
+            let st = s.style_at(col, r)?;
+            if !ch.is_whitespace() && !st.reverse {
+                let ph = want.iter().any(|a| st.has(a));
+                let what = format!("row {r} col {col} {ch:?} drawn {}", st.describe());
+                if !ph {
+                    return Some((false, format!("{what}: typed text")));
+                }
+                seen.get_or_insert(what);
+            }
+            col += w;
+        }
+    }
+    seen.map(|w| {
+        (
+            true,
+            format!(
+                "{w}, like every cell of it: placeholder ({})",
+                want.join(" or ")
+            ),
+        )
+    })
 }
 
 /// Check the geometry of a composer candidate on row `y`; Ok(last row of its block).
@@ -593,7 +653,15 @@ fn find_marker_in(
         ));
     }
     let (from, to) = region.unwrap_or((0, s.rows.len()));
-    let cursor_row = s.cursor.map(|c| c.1);
+    // The cursor's row; on a blank row (the new line a draft ends in), the last
+    // row of text above it.
+    let cursor_row = s.cursor.map(|c| c.1).map(|y| {
+        if s.row(y).trim().is_empty() && y > 0 && !s.row(y - 1).trim().is_empty() {
+            y - 1
+        } else {
+            y
+        }
+    });
     let fixed = d.row.map(|r| {
         if r >= 0 {
             r as usize
@@ -665,6 +733,8 @@ mod tests {
         let p = Profiles::builtin();
         let (mut s, first, cont) = ready(agent);
         let mut y = detect(p.get(agent).unwrap(), &s).composer.unwrap().row;
+        // the text is made up here: the capture's attributes no longer fit it
+        s.styles = None;
         let lines: Vec<&str> = text.split('\n').collect();
         s.rows[y] = format!("{first}{}", lines[0]);
         for (i, l) in lines[1..].iter().enumerate() {
@@ -685,6 +755,7 @@ mod tests {
         let prof = p.get(agent).unwrap();
         let (mut s, _, cont) = ready(agent);
         let c = detect(prof, &s).composer.unwrap().row;
+        s.styles = None;
         let is_rule =
             |s: &Screen, y: usize| prof.rule.as_ref().is_some_and(|r| r.is_match(s.row(y)));
         let limit = (0..c).rev().find(|&y| is_rule(&s, y)).unwrap_or(c - 1);
@@ -804,5 +875,113 @@ mod tests {
         s.rows.push("  ❯ 1. Yes".into());
         let v = detect(p.get("claude").unwrap(), &s);
         assert_eq!(v.state.to_string(), "dialog:other", "{}", v.reason());
+    }
+
+    /// A real capture with its attributes (`.ansi`), one piece of its text swapped.
+    fn drawn(name: &str, from: &str, to: &str) -> Screen {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let ansi = std::fs::read_to_string(root.join(format!("{name}.ansi"))).unwrap();
+        let meta = std::fs::read_to_string(root.join(format!("{name}.meta"))).unwrap();
+        assert!(ansi.contains(from), "{name} shows {from:?}");
+        let s = Screen::from_capture(&ansi.replacen(from, to, 1), &meta);
+        assert!(s.styles.is_some());
+        s
+    }
+
+    fn fired(v: &Verdict, rule: &str) -> Option<bool> {
+        v.checks.iter().find(|c| c.rule == rule).map(|c| c.fired)
+    }
+
+    #[test]
+    fn how_the_text_is_drawn_tells_a_placeholder_from_typed_text() {
+        let p = Profiles::builtin();
+        for (name, agent, placeholder) in [
+            (
+                "codex/06-idle-composer",
+                "codex",
+                "Ask Codex to do anything",
+            ),
+            (
+                "claude/v2.1.332-ready-after-error-120x40",
+                "claude",
+                "esend your message to try again",
+            ),
+            (
+                "gemini/06-ready-idle",
+                "gemini",
+                "Type your message or @path/to/file",
+            ),
+        ] {
+            let prof = p.get(agent).unwrap();
+            // the capture as it is: a placeholder, by its style
+            let s = drawn(name, placeholder, placeholder);
+            let v = detect(prof, &s);
+            assert_eq!(v.state, State::Ready, "{name}: {}", v.reason());
+            assert_eq!(
+                fired(&v, "composer.placeholder-style"),
+                Some(true),
+                "{name}"
+            );
+            // a placeholder wording no regex knows, drawn the same way: still empty
+            let s = drawn(name, placeholder, "Plan the next release together");
+            let v = detect(prof, &s);
+            assert_eq!(v.state, State::Ready, "{name} new wording: {}", v.reason());
+            // without attributes the regexes decide: that wording is typed text
+            let mut bare = s.clone();
+            bare.styles = None;
+            assert_eq!(
+                detect(prof, &bare).state,
+                State::Draft,
+                "{name} no attributes"
+            );
+        }
+        // typed text that reads like a placeholder is typed, drawn plain
+        for (name, agent, typed, wording) in [
+            (
+                "codex/10-typed-hello",
+                "codex",
+                "hello world",
+                "Ask Codex to do anything",
+            ),
+            (
+                "gemini/10-typed-hello",
+                "gemini",
+                "hello world",
+                "Type your message or @path/to/file",
+            ),
+            (
+                "claude/v2.1.332-draft-typed-80x24",
+                "claude",
+                "\u{a0}hello there",
+                "\u{a0}Resend your message to try again",
+            ),
+        ] {
+            let prof = p.get(agent).unwrap();
+            let v = detect(prof, &drawn(name, typed, wording));
+            assert_eq!(v.state, State::Draft, "{name}: {}", v.reason());
+            assert_eq!(
+                fired(&v, "composer.placeholder-style"),
+                Some(false),
+                "{name}"
+            );
+            let c = v
+                .checks
+                .iter()
+                .find(|c| c.rule == "composer.placeholder-style")
+                .unwrap();
+            assert!(c.detail.contains("typed text"), "{}", c.detail);
+        }
+    }
+
+    #[test]
+    fn a_dim_paste_placeholder_is_still_a_draft() {
+        let p = Profiles::builtin();
+        let s = drawn(
+            "codex/06-idle-composer",
+            "Ask Codex to do anything",
+            "[Pasted Content 5000 chars]",
+        );
+        let v = detect(p.get("codex").unwrap(), &s);
+        assert_eq!(v.state, State::Draft, "{}", v.reason());
     }
 }

@@ -3,6 +3,8 @@
 //! The codes are part of the interface (scripts branch on them) and are
 //! documented in the README's "Exit codes" table. Never renumber.
 
+use crate::detect::State;
+use crate::verify::Receipt;
 use thiserror::Error;
 
 /// Exit codes. `0` is success (for `send`: receipt `consumed`).
@@ -81,11 +83,143 @@ pub enum Error {
     Other(String),
 }
 
+/// What a refusal is about; each has its one exit code ([`Refused::code`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// The gate waited its whole timeout (or the state has no refusal of its own).
+    Timeout,
+    Dialog,
+    Busy,
+    InMode,
+    NotAgent,
+    Exited,
+    Draft,
+    /// The pane went away after the submit key (the delivery failed).
+    Gone,
+    /// Another watcher holds the queue.
+    Locked,
+}
+
+impl Refused {
+    /// The refusal for a pane left in `state` (`timed_out`: the gate's timeout ran out).
+    pub fn of(state: &State, timed_out: bool) -> Refused {
+        match state {
+            _ if timed_out => Refused::Timeout,
+            State::Dialog(_) => Refused::Dialog,
+            State::Busy => Refused::Busy,
+            State::InMode => Refused::InMode,
+            State::NotAgent => Refused::NotAgent,
+            State::Exited => Refused::Exited,
+            State::Draft => Refused::Draft,
+            _ => Refused::Timeout,
+        }
+    }
+
+    pub fn code(self) -> i32 {
+        match self {
+            Refused::Timeout => code::TIMEOUT,
+            Refused::Dialog => code::REFUSED_DIALOG,
+            Refused::Busy => code::REFUSED_BUSY,
+            Refused::InMode => code::REFUSED_MODE,
+            Refused::NotAgent => code::REFUSED_NOT_AGENT,
+            Refused::Exited => code::REFUSED_EXITED,
+            Refused::Draft => code::REFUSED_DRAFT,
+            Refused::Gone => code::DELIVERY_FAILED,
+            Refused::Locked => code::LOCKED,
+        }
+    }
+}
+
 /// Why the gate (or a guard) refused to type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
-    pub code: i32,
+    pub why: Refused,
     pub message: String,
+}
+
+impl Error {
+    /// A refusal of `why`, in `message`'s words.
+    pub fn refused(why: Refused, message: impl Into<String>) -> Error {
+        Error::Refused(Refusal {
+            why,
+            message: message.into(),
+        })
+    }
+}
+
+/// The refusal (with its exit code) for a pane that is not ready to be typed into.
+pub fn refusal(state: &State, reason: &str, timed_out: bool) -> Error {
+    let why = Refused::of(state, timed_out);
+    let what = match why {
+        Refused::Dialog => "refused: a dialog is open, nothing typed",
+        Refused::Busy => "refused: the agent is busy (use --wait-busy to wait)",
+        Refused::InMode => "refused: the pane is in copy/view mode (use --cancel-mode)",
+        Refused::NotAgent => "refused: no agent runs in this pane (use --agent NAME if one does)",
+        Refused::Exited => "refused: the agent has exited",
+        Refused::Draft => "refused: the composer holds a draft (use --replace-draft)",
+        _ => "not ready",
+    };
+    let hint = if why == Refused::Timeout {
+        "; to wait longer, raise --timeout SECS"
+    } else {
+        ""
+    };
+    Error::refused(why, format!("{what}: {reason}{hint}"))
+}
+
+/// Why `wait` ended without `ready`, with the same exit codes as `send`'s
+/// refusals ([`refusal`]), in words that fit a command that never types.
+pub fn not_ready(state: &State, reason: &str, timed_out: bool) -> Error {
+    let why = Refused::of(state, timed_out);
+    let what = match why {
+        Refused::Timeout if timed_out => {
+            format!("not ready: {reason}; to wait longer, raise --timeout SECS")
+        }
+        Refused::Dialog => format!(
+            "not ready: a dialog is open: {reason}; wait stops at a dialog (a person must answer it; --wait-dialog waits until one does)"
+        ),
+        Refused::InMode => format!("not ready: the pane is in copy/view mode: {reason}"),
+        Refused::NotAgent => format!(
+            "not ready: no agent runs in this pane (use --agent NAME if one does): {reason}"
+        ),
+        Refused::Exited => format!("not ready: the agent has exited: {reason}"),
+        Refused::Draft => format!("not ready: the composer holds a draft: {reason}"),
+        Refused::Busy => format!("not ready: the agent is busy: {reason}"),
+        _ => format!("not ready: {reason}"),
+    };
+    Error::refused(why, what)
+}
+
+/// The exit code of a receipt: 0 for `consumed`.
+pub fn receipt_code(r: &Receipt) -> i32 {
+    match r {
+        Receipt::Consumed => 0,
+        Receipt::Queued => code::RECEIPT_QUEUED,
+        Receipt::Stranded => code::RECEIPT_STRANDED,
+        Receipt::Refused => code::RECEIPT_REFUSED,
+        Receipt::Unknown => code::RECEIPT_UNKNOWN,
+        Receipt::Mangled => code::RECEIPT_MANGLED,
+    }
+}
+
+/// The exit code of a fan-out where `consumed` of `total` targets took the prompt.
+pub fn fanout_code(consumed: usize, total: usize) -> i32 {
+    if consumed == total {
+        0
+    } else if consumed > 0 {
+        code::FANOUT_PARTIAL
+    } else {
+        code::FANOUT_NONE
+    }
+}
+
+/// The exit code of a turn's end: 0 done; else as a refusal of its last state.
+pub fn turn_code(t: &crate::gate::Turn) -> i32 {
+    if t.done {
+        0
+    } else {
+        Refused::of(&t.state, t.timed_out).code()
+    }
 }
 
 impl std::fmt::Display for Refusal {
@@ -106,7 +240,7 @@ impl Error {
             Error::ScreenFile { .. } => code::SCREEN_FILE,
             Error::BadBody(_) => code::BAD_BODY,
             Error::Usage(_) => code::USAGE,
-            Error::Refused(r) => r.code,
+            Error::Refused(r) => r.why.code(),
             Error::PaneChanged(..) => code::PANE_CHANGED,
             Error::Locked(..) => code::LOCKED,
             Error::DeliveryFailed { .. } => code::DELIVERY_FAILED,
@@ -117,3 +251,120 @@ impl Error {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// What a send's outcome means, in the one line the tmux plugin shows (the
+/// `notice` of `send --json`): `pane` (`agent`, when known) and the gate's last
+/// `state`. `None` for the codes that have no words of their own here (the
+/// error says it).
+pub fn notice(
+    pane: &str,
+    agent: Option<&str>,
+    state: Option<&str>,
+    exit: i32,
+    total_ms: Option<u64>,
+) -> Option<String> {
+    let agent = agent.filter(|a| !a.is_empty());
+    let who = match agent {
+        Some(a) => format!("{pane} {a}"),
+        None => pane.to_string(),
+    };
+    let named = agent.unwrap_or("?");
+    let state = state.unwrap_or("");
+    Some(match exit {
+        0 => format!(
+            "sent to {pane} ({named}) consumed in {} ms",
+            total_ms.map_or("?".into(), |m| m.to_string())
+        ),
+        code::TIMEOUT => format!(
+            "{who} not ready in time ({}), nothing sent",
+            if state.is_empty() { "?" } else { state }
+        ),
+        code::REFUSED_DIALOG => format!(
+            "{who} shows a {} dialog, nothing sent",
+            state.strip_prefix("dialog:").unwrap_or(state)
+        ),
+        code::REFUSED_BUSY => format!("{who} is busy, nothing sent"),
+        code::REFUSED_MODE => format!("{who} is in copy mode, nothing sent"),
+        code::REFUSED_NOT_AGENT => format!("{pane} runs no agent, nothing sent"),
+        code::REFUSED_EXITED => format!("{who} has exited, nothing sent"),
+        code::REFUSED_DRAFT => format!("{who} has a draft in its composer, nothing sent"),
+        code::LOCKED => format!("{who} is being sent to by someone else, nothing sent"),
+        code::RECEIPT_QUEUED => {
+            format!("sent to {pane} ({named}), queued behind the current turn")
+        }
+        code::RECEIPT_STRANDED => {
+            format!("typed into {pane} ({named}) but the submit did not take")
+        }
+        code::RECEIPT_REFUSED => format!("{who} refused the prompt"),
+        code::RECEIPT_UNKNOWN => format!("sent to {pane} ({named}), no receipt seen"),
+        code::RECEIPT_MANGLED => {
+            format!("sent to {pane} ({named}), but its own record differs from the prompt")
+        }
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The words the tmux plugin shows for each outcome (it kept them in a table
+    /// of its own before).
+    #[test]
+    fn notices() {
+        let n = |c, agent, state, ms| notice("%3", agent, state, c, ms);
+        assert_eq!(
+            n(0, Some("codex"), Some("ready"), Some(120)).unwrap(),
+            "sent to %3 (codex) consumed in 120 ms"
+        );
+        assert_eq!(
+            n(code::TIMEOUT, Some("claude"), Some("busy"), None).unwrap(),
+            "%3 claude not ready in time (busy), nothing sent"
+        );
+        assert_eq!(
+            n(
+                code::REFUSED_DIALOG,
+                Some("gemini"),
+                Some("dialog:trust"),
+                None
+            )
+            .unwrap(),
+            "%3 gemini shows a trust dialog, nothing sent"
+        );
+        assert_eq!(
+            n(code::REFUSED_NOT_AGENT, None, None, None).unwrap(),
+            "%3 runs no agent, nothing sent"
+        );
+        assert_eq!(
+            n(code::LOCKED, None, None, None).unwrap(),
+            "%3 is being sent to by someone else, nothing sent"
+        );
+        assert_eq!(
+            n(code::RECEIPT_STRANDED, Some("claude"), Some("ready"), None).unwrap(),
+            "typed into %3 (claude) but the submit did not take"
+        );
+        // no words of its own: the error says it
+        assert_eq!(n(code::PANE_CHANGED, None, None, None), None);
+        assert_eq!(n(code::BAD_BODY, None, None, None), None);
+    }
+
+    #[test]
+    fn every_refusal_has_its_code() {
+        assert_eq!(
+            refusal(&State::Busy, "x", false).exit_code(),
+            code::REFUSED_BUSY
+        );
+        assert_eq!(refusal(&State::Busy, "x", true).exit_code(), code::TIMEOUT);
+        assert_eq!(
+            not_ready(&State::Draft, "x", false).exit_code(),
+            code::REFUSED_DRAFT
+        );
+        assert_eq!(
+            Error::refused(Refused::Gone, "x").exit_code(),
+            code::DELIVERY_FAILED
+        );
+        assert_eq!(fanout_code(2, 2), 0);
+        assert_eq!(fanout_code(1, 2), code::FANOUT_PARTIAL);
+        assert_eq!(fanout_code(0, 2), code::FANOUT_NONE);
+    }
+}

@@ -74,6 +74,20 @@ pub trait Clock {
     fn sleep(&self, d: Duration);
 }
 
+/// A clock that moves only when it is slept on (for tests: a wait of minutes
+/// runs in microseconds).
+#[derive(Debug, Default)]
+pub struct ManualClock(std::cell::Cell<Duration>);
+
+impl Clock for ManualClock {
+    fn now(&self) -> Duration {
+        self.0.get()
+    }
+    fn sleep(&self, d: Duration) {
+        self.0.set(self.0.get() + d)
+    }
+}
+
 /// The real clock.
 pub struct SystemClock(Instant);
 
@@ -121,6 +135,10 @@ pub struct Turn {
     /// A busy marker was seen: a turn did run.
     pub saw_busy: bool,
     pub timed_out: bool,
+    /// What ended it: `screen` (busy, then ready) or the agent's own hook
+    /// (`hook Stop`, `hook AfterAgent`); absent when it did not end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_by: Option<String>,
 }
 
 fn as_string<S: serde::Serializer>(s: &State, ser: S) -> std::result::Result<S::Ok, S::Error> {
@@ -136,16 +154,22 @@ pub const TURN_START_GRACE: Duration = Duration::from_secs(3);
 /// ready screen counts only once busy was seen, or after
 /// [`TURN_START_GRACE`] (`fresh`: a prompt was just submitted; otherwise a
 /// ready agent has no turn running and is done at once).
+///
+/// `hook_end` reports the agent's own end-of-turn event (`Stop`, `AfterAgent`)
+/// that arrived since the wait began, where hooks are installed: it ends the
+/// turn as soon as it is seen, before the screen repaints.
 pub fn wait_turn(
     profile: &Profile,
     clock: &dyn Clock,
     timeout: Duration,
     fresh: bool,
     read: &mut dyn FnMut() -> Result<Screen>,
+    hook_end: &mut dyn FnMut() -> Option<String>,
 ) -> Result<Turn> {
     let start = clock.now();
     let mut saw_busy = false;
     loop {
+        let ended = hook_end();
         let screen = read()?;
         let v = detect(profile, &screen);
         let t = clock.now() - start;
@@ -157,7 +181,19 @@ pub fn wait_turn(
             turn_ms: t.as_millis() as u64,
             saw_busy,
             timed_out,
+            ended_by: done.then(|| "screen".to_string()),
         };
+        if let Some(why) = ended {
+            // the agent says its turn is over; a dialog on screen still needs a person
+            if !matches!(v.state, State::Dialog(_)) {
+                return Ok(Turn {
+                    state: State::Ready,
+                    reason: format!("the agent's {why} event"),
+                    ended_by: Some(why),
+                    ..end(true, false, &v)
+                });
+            }
+        }
         match v.state {
             State::Ready if saw_busy || !fresh || t >= TURN_START_GRACE => {
                 return Ok(end(true, false, &v))

@@ -355,6 +355,11 @@ pub fn is_prompt_event(e: &Value) -> bool {
     )
 }
 
+/// Events that end a turn.
+pub fn is_turn_end_event(e: &Value) -> bool {
+    matches!(e["event"].as_str(), Some("Stop" | "AfterAgent"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,9 +16,45 @@ use serde::Serialize;
 pub struct Identity {
     /// The profile name, or `None` for not-agent.
     pub agent: Option<String>,
-    /// `flag`, `command`, `process-tree`, `screen-signature` or `none`.
-    pub how: String,
+    pub how: How,
     pub detail: String,
+}
+
+/// How the agent of a pane was told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum How {
+    /// Named with `--agent`.
+    Flag,
+    /// `pane_current_command`.
+    Command,
+    /// The pane's process tree.
+    ProcessTree,
+    /// What the screen shows.
+    ScreenSignature,
+    /// An earlier look (the watcher's cache).
+    Remembered,
+    /// No agent.
+    None,
+}
+
+impl How {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            How::Flag => "flag",
+            How::Command => "command",
+            How::ProcessTree => "process-tree",
+            How::ScreenSignature => "screen-signature",
+            How::Remembered => "remembered",
+            How::None => "none",
+        }
+    }
+}
+
+impl std::fmt::Display for How {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// One process under the pane: its `comm` and argv.
@@ -143,7 +179,7 @@ pub fn identify(
         }
         return Ok(Identity {
             agent: None,
-            how: "none".into(),
+            how: How::None,
             detail: format!(
                 "the foreground program {f} is not an agent, whatever its screen shows{}",
                 if forced.is_some() {
@@ -156,7 +192,7 @@ pub fn identify(
     }
     if let Some(name) = forced {
         let p = profiles.get(name)?;
-        return Ok(id(p, "flag", "--agent"));
+        return Ok(id(p, How::Flag, "--agent"));
     }
     if let Some(cmd) = screen.command.as_deref() {
         if let Some((d, _)) = profiles
@@ -164,7 +200,7 @@ pub fn identify(
             .find(|(d, _)| d.identify.commands.iter().any(|c| c == cmd))
         {
             let p = profiles.get(&d.name)?;
-            return Ok(id(p, "command", &format!("pane_current_command={cmd}")));
+            return Ok(id(p, How::Command, &format!("pane_current_command={cmd}")));
         }
     }
     for pr in procs {
@@ -173,7 +209,7 @@ pub fn identify(
                 let p = profiles.get(&d.name)?;
                 return Ok(id(
                     p,
-                    "process-tree",
+                    How::ProcessTree,
                     &format!("pid {} ({}) matches {n:?}", pr.pid, pr.argv.join(" ")),
                 ));
             }
@@ -195,7 +231,7 @@ pub fn identify(
                 if let Some(m) = p.signature.iter().find_map(|re| re.find(row)) {
                     return Ok(id(
                         p,
-                        "screen-signature",
+                        How::ScreenSignature,
                         &format!("row {y}: {:?}", m.as_str()),
                     ));
                 }
@@ -204,7 +240,7 @@ pub fn identify(
     }
     Ok(Identity {
         agent: None,
-        how: "none".into(),
+        how: How::None,
         detail: format!(
             "pane_current_command={}",
             screen.command.as_deref().unwrap_or("?")
@@ -212,10 +248,10 @@ pub fn identify(
     })
 }
 
-fn id(p: &Profile, how: &str, detail: &str) -> Identity {
+fn id(p: &Profile, how: How, detail: &str) -> Identity {
     Identity {
         agent: Some(p.name().to_string()),
-        how: how.into(),
+        how,
         detail: detail.into(),
     }
 }
@@ -446,7 +482,7 @@ mod tests {
                 .as_deref(),
             Some("gemini")
         );
-        assert_eq!(identify(&p, None, &s, &[]).unwrap().how, "command");
+        assert_eq!(identify(&p, None, &s, &[]).unwrap().how, How::Command);
         let node = Proc {
             pid: 9,
             comm: "node".into(),

@@ -19,7 +19,7 @@ pub fn log_path() -> Option<PathBuf> {
 }
 
 /// Append one record. A log that cannot be written never fails a delivery.
-pub fn append(record: &serde_json::Value) {
+pub fn append(record: &impl serde::Serialize) {
     let Some(path) = log_path() else { return };
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
@@ -29,7 +29,7 @@ pub fn append(record: &serde_json::Value) {
         .append(true)
         .open(&path)
     {
-        let mut line = record.to_string();
+        let mut line = serde_json::to_string(record).unwrap_or_default();
         line.push('\n');
         let _ = f.write_all(line.as_bytes());
     }

@@ -77,13 +77,13 @@ pub struct Chunk {
 }
 
 /// One kind of change sanitising made, and how many times.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Change {
     pub what: String,
     pub count: usize,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Framing {
     BracketedPaste,
@@ -227,23 +227,55 @@ pub fn submit_delay_ms(body_len: usize, pasted: bool, cap: &Capability) -> u64 {
 /// tmux says so (`#{bracket_paste_flag}`, tmux 3.7 and later): an agent that
 /// turned it off gets the unframed path, as if its profile said so.
 pub fn plan_for_pane(raw: &[u8], cap: &Capability, bracketed_now: Option<bool>) -> Result<Plan> {
+    plan_body_for_pane(&Body::sanitise(raw)?, cap, bracketed_now)
+}
+
+/// A body sanitised once ([`sanitise`]), to be planned for one pane or many.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Body {
+    /// The sanitised text: exactly what will be typed.
+    pub text: String,
+    /// What sanitising changed.
+    pub changes: Vec<Change>,
+    /// The raw input's length.
+    pub bytes_in: usize,
+}
+
+impl Body {
+    pub fn sanitise(raw: &[u8]) -> Result<Body> {
+        let (text, changes) = sanitise(raw)?;
+        Ok(Body {
+            text,
+            changes,
+            bytes_in: raw.len(),
+        })
+    }
+}
+
+/// [`plan_for_pane`] for a body sanitised already.
+pub fn plan_body_for_pane(b: &Body, cap: &Capability, bracketed_now: Option<bool>) -> Result<Plan> {
     if cap.bracketed_paste && bracketed_now == Some(false) {
         let cap = Capability {
             bracketed_paste: false,
             ..cap.clone()
         };
-        return plan(raw, &cap).map_err(|e| match e {
+        return plan_body(b, &cap).map_err(|e| match e {
             Error::BadBody(m) => Error::BadBody(format!(
                 "the agent has bracketed paste off right now (tmux's bracket_paste_flag is 0): {m}"
             )),
             e => e,
         });
     }
-    plan(raw, cap)
+    plan_body(b, cap)
 }
 
 pub fn plan(raw: &[u8], cap: &Capability) -> Result<Plan> {
-    let (body, changes) = sanitise(raw)?;
+    plan_body(&Body::sanitise(raw)?, cap)
+}
+
+/// [`plan`] for a body sanitised already.
+pub fn plan_body(b: &Body, cap: &Capability) -> Result<Plan> {
+    let (body, changes) = (b.text.clone(), b.changes.clone());
     let multi_line = body.contains('\n');
     let paste = cap.bracketed_paste && (multi_line || body.len() >= cap.paste_min_bytes);
 
@@ -279,7 +311,7 @@ pub fn plan(raw: &[u8], cap: &Capability) -> Result<Plan> {
     });
 
     Ok(Plan {
-        bytes_in: raw.len(),
+        bytes_in: b.bytes_in,
         bytes_out: body.len(),
         framing: if paste {
             Framing::BracketedPaste

@@ -1,22 +1,23 @@
 //! Proof from the agent itself: its own record of the prompts it received.
 //!
 //! Each agent appends every prompt it takes to a file (Claude Code its session
-//! transcript, Codex `history.jsonl`, Gemini `logs.json`). Where that is, and
+//! transcript, Codex its session rollout, Gemini `logs.json`). Where that is, and
 //! which field holds the text, is profile data (`[record]`), never code. Before
 //! the first byte is typed the record is marked (the size of each file); after
 //! the submit only what was appended since is read (the file is tailed, never
 //! re-read), and its text is compared with the body that was sent.
 //!
 //! The agent process is found under the pane; its `HOME`, `CODEX_HOME` and the
-//! like come from `/proc/PID/environ`, its directory from `/proc/PID/cwd`. Where
-//! none of that can be read (another user's process, tmux over ssh, a profile
-//! without `[record]`) the proof says `screen`: the screen's judgement stands.
+//! like come from `/proc/PID/environ`, its directory from `/proc/PID/cwd`. When
+//! tmux runs on another machine all of that is read there, through the same ssh
+//! (`files.rs`). Where none of it can be read (another user's process, a far
+//! side without `/proc`, a profile without `[record]`) the proof says `screen`:
+//! the screen's judgement stands.
 
 use crate::identify::{process_tree, Proc};
 use crate::profile::Profile;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -27,7 +28,8 @@ pub struct RecordDef {
     /// The file: `~` is the agent's HOME; `{cwd}` its directory, `{cwd_dashed}`
     /// that with every character but ASCII letters and digits as `-`,
     /// `{cwd_name}` its last component; `{env:NAME|fallback}` a variable of the
-    /// agent's environment. A `*` in the last component matches any name.
+    /// agent's environment. A `*` in a component matches any name (the newest
+    /// files and directories first).
     pub path: String,
     /// `jsonl` (one JSON object a line, appended), `json-array` (one array) or
     /// `prefixed-lines` (plain text: each line of an entry starts with
@@ -58,6 +60,11 @@ pub struct RecordDef {
     /// How long after the submit to wait for the entry, at most.
     #[serde(default = "wait_ms")]
     pub wait_ms: u64,
+    /// How long to wait instead when the agent process is under a minute old:
+    /// an agent may hold a prompt it took during its start-up until that is
+    /// over, and record it only then (Codex). Default: `wait_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_wait_ms: Option<u64>,
 }
 
 fn wait_ms() -> u64 {
@@ -106,7 +113,7 @@ pub fn status_file(profile: &Profile, pane_pid: Option<u32>, procs: &[Proc]) -> 
         return None;
     }
     let agent = agent_process(profile, pane_pid?, procs)?;
-    let env = environ(agent.pid)?;
+    let env = crate::files::Files::Local.environ(agent.pid)?;
     let cwd = std::fs::read_link(format!("/proc/{}/cwd", agent.pid)).ok()?;
     let path = expand(
         &def.path.replace("{pid}", &agent.pid.to_string()),
@@ -185,6 +192,14 @@ impl HookMark {
         HookMark { path, since }
     }
 
+    /// The end-of-turn event (`Stop`, `AfterAgent`) since the mark, as `hook EVENT`.
+    pub fn turn_end(&self) -> Option<String> {
+        crate::hooks::events_since(&self.path, self.since)
+            .iter()
+            .find(|e| crate::hooks::is_turn_end_event(e))
+            .map(|e| format!("hook {}", e["event"].as_str().unwrap_or("")))
+    }
+
     /// A prompt event since the mark whose prompt is the body: proof.
     pub fn prove(&self, def: Option<&RecordDef>, body: &str) -> Option<Proof> {
         let events = crate::hooks::events_since(&self.path, self.since);
@@ -219,6 +234,10 @@ pub struct Mark {
     pattern: PathBuf,
     /// Each matching file's size (jsonl) or entry count (json-array) at the mark.
     before: BTreeMap<PathBuf, u64>,
+    /// This machine, or tmux's through its ssh.
+    files: crate::files::Files,
+    /// How long to wait for the entry after the submit.
+    wait: Duration,
 }
 
 /// Mark the record of the agent under `pane_pid` before anything is typed;
@@ -229,20 +248,22 @@ pub fn mark(profile: &Profile, pane_pid: Option<u32>) -> std::result::Result<Mar
         .record
         .clone()
         .ok_or_else(|| format!("the {} profile names no record", profile.name()))?;
-    if crate::tmux::is_remote() {
-        return Err("tmux runs on another machine: its agents' records are not read".into());
-    }
+    // over ssh, the record is read on tmux's machine, through the same ssh
+    let files = crate::files::Files::of_tmux();
     let pane_pid = pane_pid.ok_or("tmux named no pane process")?;
-    let agent = agent_process(profile, pane_pid, &[]).ok_or_else(|| {
+    let walked = files.process_tree(pane_pid);
+    let agent = agent_process(profile, pane_pid, &walked).ok_or_else(|| {
         format!(
             "no {} process under pane process {pane_pid}",
             profile.name()
         )
     })?;
-    let env = environ(agent.pid)
+    let env = files
+        .environ(agent.pid)
         .ok_or_else(|| format!("cannot read the environment of pid {}", agent.pid))?;
-    let cwd = std::fs::read_link(format!("/proc/{}/cwd", agent.pid))
-        .map_err(|e| format!("cannot read the directory of pid {}: {e}", agent.pid))?;
+    let cwd = files
+        .read_link(Path::new(&format!("/proc/{}/cwd", agent.pid)))
+        .ok_or_else(|| format!("cannot read the directory of pid {}", agent.pid))?;
     let pattern = expand(&def.path, &env, &cwd)?;
     // An agent that keeps no record here is not waited for after every send:
     // some directory of the record's, below HOME, must exist already (the
@@ -252,14 +273,21 @@ pub fn mark(profile: &Profile, pane_pid: Option<u32>) -> std::result::Result<Mar
         .ancestors()
         .skip(1)
         .take_while(|d| *d != home && d.parent().is_some())
-        .any(Path::is_dir);
+        .any(|d| files.is_dir(d));
     if !kept {
         return Err(format!("no record at {}", pattern.display()));
     }
-    let before = matching(&pattern)
+    // a young agent may record a prompt only once its start-up is over
+    let young = !files.is_remote()
+        && crate::identify::process_age(agent.pid).is_some_and(|a| a < Duration::from_secs(60));
+    let wait = Duration::from_millis(match def.startup_wait_ms {
+        Some(ms) if young => ms.max(def.wait_ms),
+        _ => def.wait_ms,
+    });
+    let before = matching(&files, &pattern)
         .into_iter()
         .map(|p| {
-            let n = count(&def, &p);
+            let n = count(&files, &def, &p);
             (p, n)
         })
         .collect();
@@ -267,6 +295,8 @@ pub fn mark(profile: &Profile, pane_pid: Option<u32>) -> std::result::Result<Mar
         def,
         pattern,
         before,
+        files,
+        wait,
     })
 }
 
@@ -275,7 +305,7 @@ impl Mark {
     /// the mark, and judge it against `body` (the text as sent).
     pub fn prove(&self, body: &str) -> Proof {
         let start = Instant::now();
-        let deadline = start + Duration::from_millis(self.def.wait_ms);
+        let deadline = start + self.wait;
         loop {
             let (path, entries) = self.appended();
             let done = Instant::now() >= deadline;
@@ -291,26 +321,33 @@ impl Mark {
                 p.waited_ms = Some(start.elapsed().as_millis() as u64);
                 return p;
             }
-            std::thread::sleep(Duration::from_millis(15));
+            // each look over ssh is a round trip: look less often
+            std::thread::sleep(Duration::from_millis(if self.files.is_remote() {
+                100
+            } else {
+                15
+            }));
         }
     }
 
     /// The texts appended since the mark (in the file that grew), in order.
     fn appended(&self) -> (Option<PathBuf>, Vec<String>) {
-        for p in matching(&self.pattern) {
+        for p in matching(&self.files, &self.pattern) {
             let since = self.before.get(&p).copied().unwrap_or(0);
             let texts = match self.def.format {
-                RecordFormat::Jsonl => tail_lines(&p, since)
+                RecordFormat::Jsonl => tail_lines(&self.files, &p, since)
                     .into_iter()
                     .filter_map(|l| serde_json::from_str::<serde_json::Value>(&l).ok())
                     .filter_map(|v| entry_text(&self.def, &v))
                     .collect::<Vec<_>>(),
-                RecordFormat::JsonArray => read_array(&p)
+                RecordFormat::JsonArray => read_array(&self.files, &p)
                     .into_iter()
                     .skip(since as usize)
                     .filter_map(|v| entry_text(&self.def, &v))
                     .collect(),
-                RecordFormat::PrefixedLines => prefixed_entries(&tail_lines(&p, since), &self.def),
+                RecordFormat::PrefixedLines => {
+                    prefixed_entries(&tail_lines(&self.files, &p, since), &self.def)
+                }
             };
             if !texts.is_empty() {
                 return (Some(p), texts);
@@ -422,73 +459,55 @@ fn field<'a>(v: &'a serde_json::Value, dotted: &str) -> Option<&'a serde_json::V
     dotted.split('.').try_fold(v, |v, k| v.get(k))
 }
 
-/// The lines appended to `path` after byte `since` (complete lines only).
-fn tail_lines(path: &Path, since: u64) -> Vec<String> {
-    let Ok(mut f) = std::fs::File::open(path) else {
+/// The lines appended to `path` after byte `since` (complete lines only; the
+/// whole file when it shrank: it was rewritten).
+fn tail_lines(files: &crate::files::Files, path: &Path, since: u64) -> Vec<String> {
+    let Some(buf) = files.read_from(path, since) else {
         return Vec::new();
     };
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    // a file that shrank was rewritten: read it whole
-    let from = if len < since { 0 } else { since };
-    if f.seek(SeekFrom::Start(from)).is_err() {
-        return Vec::new();
-    }
-    let mut buf = Vec::new();
-    if f.read_to_end(&mut buf).is_err() {
-        return Vec::new();
-    }
     let text = String::from_utf8_lossy(&buf);
     let complete = text.rfind('\n').map_or("", |i| &text[..i]);
     complete.lines().map(str::to_string).collect()
 }
 
-fn read_array(path: &Path) -> Vec<serde_json::Value> {
-    std::fs::read(path)
-        .ok()
+fn read_array(files: &crate::files::Files, path: &Path) -> Vec<serde_json::Value> {
+    files
+        .read(path)
         .and_then(|b| serde_json::from_slice::<Vec<serde_json::Value>>(&b).ok())
         .unwrap_or_default()
 }
 
 /// Size (jsonl) or entry count (json-array) of `path` now.
-fn count(def: &RecordDef, path: &Path) -> u64 {
+fn count(files: &crate::files::Files, def: &RecordDef, path: &Path) -> u64 {
     match def.format {
-        RecordFormat::Jsonl | RecordFormat::PrefixedLines => {
-            std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
-        }
-        RecordFormat::JsonArray => read_array(path).len() as u64,
+        RecordFormat::Jsonl | RecordFormat::PrefixedLines => files.len(path).unwrap_or(0),
+        RecordFormat::JsonArray => read_array(files, path).len() as u64,
     }
 }
 
-/// The files a pattern names: itself, or with a `*` in its last component,
-/// every matching file of its directory (newest first).
-fn matching(pattern: &Path) -> Vec<PathBuf> {
-    let name = pattern
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let Some((pre, post)) = name.split_once('*') else {
+/// The files a pattern names: itself, or, with a `*` in some of its components
+/// (`sessions/*/*/*/rollout-*.jsonl`), every file that matches, newest first
+/// (the newest directory first at each level).
+fn matching(files: &crate::files::Files, pattern: &Path) -> Vec<PathBuf> {
+    let comps: Vec<String> = pattern
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let Some(first_glob) = comps.iter().position(|c| c.contains('*')) else {
         return vec![pattern.to_path_buf()];
     };
-    let dir = pattern.parent().unwrap_or(Path::new("/"));
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut v: Vec<(std::time::SystemTime, PathBuf)> = rd
-        .flatten()
-        .filter(|e| {
-            let n = e.file_name().to_string_lossy().into_owned();
-            n.len() >= pre.len() + post.len() && n.starts_with(pre) && n.ends_with(post)
-        })
-        .map(|e| {
-            let t = e
-                .metadata()
-                .and_then(|m| m.modified())
-                .unwrap_or(std::time::UNIX_EPOCH);
-            (t, e.path())
-        })
-        .collect();
-    v.sort_by_key(|e| std::cmp::Reverse(e.0));
-    v.into_iter().map(|(_, p)| p).collect()
+    let mut found = vec![comps[..first_glob].iter().collect::<PathBuf>()];
+    for c in &comps[first_glob..] {
+        found = match c.split_once('*') {
+            None => found.into_iter().map(|d| d.join(c)).collect(),
+            Some((pre, post)) => found
+                .iter()
+                // a handful of the newest at each level is plenty
+                .flat_map(|d| files.list(d, pre, post).into_iter().take(8))
+                .collect(),
+        };
+    }
+    found
 }
 
 /// `path` with `~`, `{cwd}`, `{cwd_dashed}`, `{cwd_name}` and `{env:NAME|fallback}`
@@ -569,19 +588,6 @@ fn agent_process(profile: &Profile, pane_pid: u32, procs: &[Proc]) -> Option<Pro
         .cloned()
 }
 
-fn environ(pid: u32) -> Option<BTreeMap<String, String>> {
-    let raw = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
-    Some(
-        raw.split(|b| *b == 0)
-            .filter_map(|kv| {
-                let kv = String::from_utf8_lossy(kv);
-                kv.split_once('=')
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-            })
-            .collect(),
-    )
-}
-
 /// SHA-256 of `data`, lower-case hex.
 pub fn sha256_hex(data: &[u8]) -> String {
     use sha2::Digest;
@@ -606,6 +612,7 @@ mod tests {
             unwrap: None,
             line_prefix: None,
             wait_ms: 10,
+            startup_wait_ms: None,
         }
     }
 
@@ -704,6 +711,8 @@ mod tests {
         };
         let m = Mark {
             before: BTreeMap::from([(f.clone(), std::fs::metadata(&f).unwrap().len())]),
+            files: crate::files::Files::Local,
+            wait: Duration::from_millis(10),
             pattern: f.clone(),
             def: d.clone(),
         };
@@ -734,6 +743,8 @@ mod tests {
         };
         let m = Mark {
             before: BTreeMap::from([(f.clone(), std::fs::metadata(&f).unwrap().len())]),
+            files: crate::files::Files::Local,
+            wait: Duration::from_millis(10),
             pattern: f.clone(),
             def: d,
         };

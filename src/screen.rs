@@ -44,6 +44,11 @@ pub struct Screen {
     pub tmux_version: Option<String>,
     /// Milliseconds since the Unix epoch when the read was taken (0 for saved captures).
     pub taken_at_ms: u128,
+    /// How each row's cells are drawn (`capture-pane -e`): the runs of cells with
+    /// non-default attributes, one list per row; `None` when the read carried no
+    /// attributes (a saved capture without its `.ansi`).
+    #[serde(skip)]
+    pub styles: Option<Vec<Vec<crate::cells::Span>>>,
 }
 
 /// Strip a path and arguments: `/usr/bin/node --foo` -> `node`, `-bash` -> `bash`.
@@ -89,10 +94,7 @@ impl Screen {
         if let (Some(x), Some(y)) = (cx, cy) {
             s.cursor = Some((x, y));
         }
-        s.rows = text
-            .lines()
-            .map(|l| l.trim_end_matches([' ', '\r']).to_string())
-            .collect();
+        s.set_grid(text);
         if s.height == 0 {
             s.height = s.rows.len();
         }
@@ -136,7 +138,45 @@ impl Screen {
                 msg: "empty screen".into(),
             });
         }
-        Ok(Screen::from_capture(&text, &meta_text))
+        let mut s = Screen::from_capture(&text, &meta_text);
+        // the attributes from the `.ansi` beside it, when it shows the same text
+        if let Ok(ansi) = std::fs::read_to_string(screen.with_extension("ansi")) {
+            let (rows, styles) = crate::cells::parse_grid(&ansi);
+            let same = rows.len() <= s.rows.len()
+                && rows.iter().zip(&s.rows).all(|(a, b)| a == b)
+                && s.rows[rows.len()..].iter().all(|r| r.is_empty());
+            if same {
+                s.styles = Some(styles);
+            }
+        }
+        Ok(s)
+    }
+
+    /// Set the rows from `capture-pane -p` output, with `-e` or without: escapes,
+    /// where present, become `styles`.
+    pub fn set_grid(&mut self, grid: &str) {
+        if grid.contains('\x1b') {
+            let (rows, styles) = crate::cells::parse_grid(grid);
+            self.rows = rows;
+            self.styles = Some(styles);
+        } else {
+            self.rows = grid
+                .lines()
+                .map(|l| l.trim_end_matches([' ', '\r']).to_string())
+                .collect();
+            self.styles = None;
+        }
+    }
+
+    /// How cell `x` of row `y` is drawn; `None` when the read carried no attributes.
+    pub fn style_at(&self, x: usize, y: usize) -> Option<crate::cells::Style> {
+        let styles = self.styles.as_ref()?;
+        Some(
+            styles
+                .get(y)
+                .map(|spans| crate::cells::style_at(spans, x))
+                .unwrap_or_default(),
+        )
     }
 
     /// The `.meta` text for this screen, in the fixtures' key order.

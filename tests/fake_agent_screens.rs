@@ -2,6 +2,8 @@
 //! the built-in profiles classify each screen it draws as they would the real
 //! agent's, and its transcript holds exactly what was delivered.
 
+mod common;
+use common::QUOTES_EVERY_AGENT as QUOTES;
 use promptgate::detect::{detect, Verdict};
 use promptgate::profile::Profiles;
 use promptgate::screen::Screen;
@@ -406,20 +408,6 @@ fn lifecycle(like: &'static str) {
     assert_eq!(p.wait_exit(2.0), "ctrl-c");
     assert_eq!(p.prompts().len(), 3);
 }
-
-/// Prompts that quote a dialog's words (issue 15 item 7); `\n` is a newline.
-const QUOTES: &[&str] = &[
-    "Do you want to create a test for this?",
-    "Press Enter to continue when done",
-    "Yes, I trust this folder",
-    "Is this a project you created or one you trust?",
-    "pick one:\n❯ 1. Yes",
-    "Allow once",
-    "Do you want to proceed? ❯ 1. Yes",
-    // the other agents' own dialog words
-    "Would you like to run the following command? › 1. Yes, proceed (y)",
-    "Do you trust the files in this folder? 1. Trust and continue",
-];
 
 /// Text that quotes a dialog is never a dialog: in the transcript (seeded as
 /// earlier turns) the agent is ready, in the composer it is a draft, and once

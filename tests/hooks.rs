@@ -106,6 +106,28 @@ fn installed_hooks_prove_a_receipt_and_uninstall_restores_the_file() {
     assert_eq!(events[0]["pane"], pane.as_str());
     assert_eq!(events[0]["prompt"], body);
 
+    // --until-done: the agent's Stop hook ends the wait
+    let o = srv
+        .pg_cmd(&[
+            "send",
+            "--profiles",
+            profiles.to_str().unwrap(),
+            "--agent",
+            "hookclaude",
+            "-t",
+            &pane,
+            "--until-done",
+            "--json",
+            "until the Stop hook",
+        ])
+        .env("PROMPTGATE_HOOKS_DIR", &hookdir)
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+    assert_eq!(code(&o), 0, "{} {r}", stderr(&o));
+    assert_eq!(r["turn"]["done"], true, "{r}");
+    assert_eq!(r["turn"]["ended_by"], "hook Stop", "{r}");
+
     let o = hooks(&home, &["uninstall", "claude"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(std::fs::read(&settings).unwrap(), before);

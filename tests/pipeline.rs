@@ -1,28 +1,16 @@
 //! The gate and verify, driven with real captures and a scripted clock.
 
 use promptgate::detect::State;
-use promptgate::gate::{wait, Clock, GateOpts};
+use promptgate::gate::{wait, GateOpts, ManualClock};
 use promptgate::profile::Profiles;
 use promptgate::screen::Screen;
 use promptgate::verify::{judge, Receipt};
-use std::cell::Cell;
 use std::path::Path;
 use std::time::Duration;
 
 fn fixture(name: &str) -> Screen {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     Screen::load(&root.join(format!("{name}.txt")), None).unwrap()
-}
-
-/// A clock that only moves when the gate sleeps.
-struct FakeClock(Cell<Duration>);
-impl Clock for FakeClock {
-    fn now(&self) -> Duration {
-        self.0.get()
-    }
-    fn sleep(&self, d: Duration) {
-        self.0.set(self.0.get() + d)
-    }
 }
 
 fn run_gate(agent: &str, frames: &[&str], opts: GateOpts) -> promptgate::gate::GateResult {
@@ -36,7 +24,7 @@ fn run_gate_screens(
     opts: GateOpts,
 ) -> promptgate::gate::GateResult {
     let profiles = Profiles::builtin();
-    let clock = FakeClock(Cell::new(Duration::ZERO));
+    let clock = ManualClock::default();
     let mut i = 0;
     let mut read = || {
         let s = screens[i.min(screens.len() - 1)].clone();
@@ -212,7 +200,7 @@ fn gate_times_out_on_a_blank_pane() {
         ..Screen::default()
     };
     let profiles = Profiles::builtin();
-    let clock = FakeClock(Cell::new(Duration::ZERO));
+    let clock = ManualClock::default();
     let mut read = || Ok(blank.clone());
     let r = wait(profiles.get("claude").unwrap(), &opts, &clock, &mut read).unwrap();
     assert!(!r.ready);
@@ -383,14 +371,22 @@ fn the_turn_ends_busy_then_ready() {
     let p = profiles.get("claude").unwrap();
     let turn = |frames: &[&str], fresh: bool| {
         let screens: Vec<Screen> = frames.iter().map(|f| fixture(f)).collect();
-        let clock = FakeClock(Cell::new(Duration::ZERO));
+        let clock = ManualClock::default();
         let mut i = 0;
         let mut read = || {
             let s = screens[i.min(screens.len() - 1)].clone();
             i += 1;
             Ok(s)
         };
-        promptgate::gate::wait_turn(p, &clock, Duration::from_secs(60), fresh, &mut read).unwrap()
+        promptgate::gate::wait_turn(
+            p,
+            &clock,
+            Duration::from_secs(60),
+            fresh,
+            &mut read,
+            &mut || None,
+        )
+        .unwrap()
     };
     let idle = "claude/09-idle-after-apikey";
     let busy = "claude/13-submit-3s";
@@ -410,4 +406,42 @@ fn the_turn_ends_busy_then_ready() {
     // busy for ever: timed out
     let t = turn(&[busy], true);
     assert!(!t.done && t.timed_out, "{t:?}");
+    assert_eq!(t.ended_by, None);
+    assert_eq!(
+        turn(&[busy, idle], true).ended_by.as_deref(),
+        Some("screen")
+    );
+
+    // the agent's Stop hook ends the turn while the screen still shows it busy,
+    // but never over a dialog on screen
+    let hooked = |frames: &[&str], stop_at: usize| {
+        let screens: Vec<Screen> = frames.iter().map(|f| fixture(f)).collect();
+        let clock = ManualClock::default();
+        let (mut i, mut looks) = (0, 0);
+        let mut read = || {
+            let s = screens[i.min(screens.len() - 1)].clone();
+            i += 1;
+            Ok(s)
+        };
+        let mut hook = || {
+            looks += 1;
+            (looks > stop_at).then(|| "hook Stop".to_string())
+        };
+        promptgate::gate::wait_turn(
+            p,
+            &clock,
+            Duration::from_secs(60),
+            true,
+            &mut read,
+            &mut hook,
+        )
+        .unwrap()
+    };
+    let t = hooked(&[busy], 3);
+    assert!(t.done && t.saw_busy, "{t:?}");
+    assert_eq!(t.ended_by.as_deref(), Some("hook Stop"));
+    assert_eq!(t.turn_ms, 300);
+    assert!(t.reason.contains("hook Stop"), "{t:?}");
+    let t = hooked(&["claude/04-trust-dialog"], 0);
+    assert!(!t.done && t.state.to_string() == "dialog:trust", "{t:?}");
 }

@@ -78,7 +78,7 @@ fn claude_receipts_carry_exact_proof_from_its_session_transcript() {
 
 #[test]
 fn codex_receipts_carry_exact_proof_from_its_history() {
-    proves_each_body("codex", ".codex/history.jsonl");
+    proves_each_body("codex", ".codex/sessions/");
 }
 
 #[test]

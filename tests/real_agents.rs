@@ -44,6 +44,8 @@
 //! guard), and each test checks that no process of its throwaway HOME is left.
 //! Lines starting with `REPORT` are the measured results (docs/real-agents.md).
 
+mod common;
+use common::{code, json_out, text, QUOTES};
 use promptgate::detect::detect;
 use promptgate::plan::sanitise;
 use promptgate::profile::{Profile, Profiles};
@@ -79,20 +81,6 @@ fn enabled(test: &str) -> bool {
          `scripts/real-agents.sh install`)"
     );
     false
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// The last JSON line of a command's stdout.
-fn json_out(o: &Output) -> Value {
-    let out = text(&o.stdout);
-    serde_json::from_str(out.lines().last().unwrap_or("{}")).unwrap_or_default()
 }
 
 /// Processes whose environment holds exactly `HOME=<home>`.
@@ -183,14 +171,8 @@ impl Agent {
     }
 
     fn pg_cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_promptgate"));
-        c.args(["-L", &self.socket])
-            .args(args)
-            .env_remove("TMUX")
-            .env_remove("TMUX_PANE")
-            .env("PROMPTGATE_LOG", self.tmp.path().join("deliveries.jsonl"))
-            .env("XDG_RUNTIME_DIR", self.tmp.path())
-            .stdin(Stdio::null());
+        let mut c = common::pg_on(&self.socket, self.tmp.path(), args);
+        c.stdin(Stdio::null());
         c
     }
 
@@ -199,12 +181,7 @@ impl Agent {
     }
 
     fn tmux(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .args(["-L", &self.socket])
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .unwrap()
+        common::tmux_on(&self.socket, args)
     }
 
     fn key(&self, key: &str) {
@@ -488,14 +465,11 @@ fn send(a: &Agent, body: &str, extra: &[&str]) -> (Value, Duration) {
         text(&o.stderr),
         a.capture()
     );
-    // proof from the agent's own record, not only the screen. Codex 0.171 may
-    // append its history line only when the turn ends (seen after a cold start,
-    // offline, where the turn retries for 20 s and more): absent, never differs.
+    // proof from the agent's own record, not only the screen (codex: its session
+    // rollout, which has a start-up prompt at once, where history.jsonl has it only
+    // when the turn ends)
     let proof = (r["proof"]["source"].as_str(), r["proof"]["match"].as_str());
-    let ok = match a.name {
-        "codex" => matches!(proof, (Some("transcript"), Some("exact" | "absent"))),
-        _ => proof == (Some("transcript"), Some("exact")),
-    };
+    let ok = proof == (Some("transcript"), Some("exact"));
     assert!(
         ok,
         "{}: send of {} B: proof {}",
@@ -1019,17 +993,6 @@ fn gemini_80x24() {
         agent_at("gemini", 80, 24);
     }
 }
-
-/// Prompts that quote a dialog's words (issue 15 item 7); `\n` is a newline.
-const QUOTES: &[&str] = &[
-    "Do you want to proceed? ❯ 1. Yes",
-    "Do you want to create a test for this?",
-    "Press Enter to continue when done",
-    "Yes, I trust this folder",
-    "Is this a project you created or one you trust?",
-    "pick one:\n❯ 1. Yes",
-    "Allow once",
-];
 
 /// Seeded HOME: each prompt that quotes a dialog lands once, byte-exact in the
 /// agent's record, the pane never reads `dialog` in between, and the next send

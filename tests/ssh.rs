@@ -170,6 +170,26 @@ fn send_over_ssh_is_byte_exact_and_still_refuses_a_dialog() {
     let o = remote(&["send", "-t", &dpane, "1"]).output().unwrap();
     assert_eq!(code(&o), 21, "{}", stderr(&o));
     assert!(records(&dtranscript, "dialog-input").is_empty());
+    // proof from the agent's own record, read on tmux's side through the same ssh
+    let home = srv.dir.path().join("home-records");
+    let (rpane, _) = srv.fake_in(&home, "codex", &["--records", "--busy-ms", "200"]);
+    srv.wait_state(&rpane, "ready", 10.0);
+    let body = "recorded over ssh:\n\tits own 'record' with $HOME";
+    let o = remote(&["send", "-t", &rpane, "--json", body])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["proof"]["source"], "transcript", "{r}");
+    assert_eq!(r["proof"]["match"], "exact", "{r}");
+    assert!(
+        r["proof"]["path"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with(home.to_str().unwrap()),
+        "{r}"
+    );
+
     // --host is the short form (an unknown host fails as no server, quickly)
     let o = srv
         .pg_cmd(&[

@@ -134,3 +134,34 @@ fn bracketed_paste_off_takes_the_unframed_path_where_tmux_says_so() {
         assert_eq!(prompts(&transcript).len(), 2);
     }
 }
+
+/// Every read carries the cells' attributes (`capture-pane -e`): the placeholder
+/// is told from typed text by how it is drawn, on every release.
+#[test]
+fn a_read_carries_attributes_and_they_decide_the_placeholder() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    for like in ["codex", "gemini"] {
+        let (pane, _) = srv.fake(like, &[]);
+        srv.wait_state(&pane, "ready", 10.0);
+        let o = srv.pg(&["explain", "-t", &pane]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        let line = out
+            .lines()
+            .find(|l| l.contains("composer.placeholder-style"))
+            .unwrap_or_else(|| panic!("{like}: no attribute check in\n{out}"));
+        assert!(
+            line.contains("FIRED") && line.contains("placeholder"),
+            "{line}"
+        );
+        // typed text is drawn plain: a draft
+        srv.tmux(&["send-keys", "-t", &pane, "-l", "typed"]);
+        srv.wait_state(&pane, "draft", 5.0);
+        let o = srv.pg(&["explain", "-t", &pane]);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            out.lines()
+                .any(|l| l.contains("composer.placeholder-style") && l.contains("typed text")),
+            "{like}:\n{out}"
+        );
+    }
+}

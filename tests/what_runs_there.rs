@@ -220,15 +220,6 @@ fn a_send_at_launch_waits_for_the_agent_a_shell_starts() {
 /// it lands once, and the next send lands too (the echo above is no dialog).
 #[test]
 fn prompts_that_quote_a_dialog_land_and_do_not_strand_the_next() {
-    const QUOTES: &[&str] = &[
-        "Do you want to create a test for this?",
-        "Press Enter to continue when done",
-        "Yes, I trust this folder",
-        "Is this a project you created or one you trust?",
-        "pick one:\n❯ 1. Yes",
-        "Allow once",
-        "Do you want to proceed? ❯ 1. Yes",
-    ];
     let srv = TmuxServer::new(100, 30, &[]);
     for like in ["claude", "codex", "gemini"] {
         let (pane, transcript) = srv.fake(like, &["--busy-ms", "150"]);

@@ -21,7 +21,7 @@ pub fn run(profiles: &Profiles, a: DetectArgs) -> Result<i32> {
         })
         .to_string())?;
     } else if a.explain {
-        super::explain::print(&a.screen.display().to_string(), &screen, None, &v)?;
+        crate::out::explanation(&a.screen.display().to_string(), &screen, None, &v)?;
     } else {
         out(&format!(
             "{}\t{}\t{}\t{}",

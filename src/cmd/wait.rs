@@ -1,92 +1,10 @@
-use super::live::Live;
-use super::{out, secs, target};
-use crate::cli::{GateFlags, WaitArgs};
-use crate::detect::{detect, State};
-use crate::error::{code, Error, Refusal, Result};
-use crate::gate::{wait, GateOpts, GateResult, SystemClock};
+use super::gate_live;
+use super::{out, target};
+use crate::cli::WaitArgs;
+use crate::error::{not_ready, Result};
+use crate::live::Live;
 use crate::profile::Profiles;
 use crate::tmux::{Control, Process, Server, Tmux};
-use std::time::Duration;
-
-pub fn opts(g: &GateFlags) -> GateOpts {
-    GateOpts {
-        timeout: secs(g.timeout),
-        interval: Duration::from_millis(g.interval.max(1)),
-        stable: Duration::from_millis(g.stable),
-        wait_busy: g.wait_busy,
-        wait_dialog: g.wait_dialog,
-        settle_after_start: g.settle.map(Duration::from_millis),
-        process_age: None,
-        cancel: None,
-    }
-}
-
-/// Identify the agent on the first read (`screen`, a read taken just now, or a
-/// new one), then run the gate with its profile, drawing the live status line
-/// `live` while it waits (erased at the end).
-pub fn gate_live(
-    tmux: &mut dyn Tmux,
-    profiles: &Profiles,
-    agent: Option<&str>,
-    pane: &str,
-    opts: &GateOpts,
-    screen: Option<crate::screen::Screen>,
-    mut live: Option<&mut Live>,
-) -> Result<(Option<String>, GateResult)> {
-    let first = match screen {
-        Some(s) => super::observe_screen(profiles, agent, pane, s)?,
-        None => super::observe(tmux, profiles, agent, pane)?,
-    };
-    let Some(name) = first.identity.agent.clone() else {
-        let v = first.verdict;
-        let r = GateResult {
-            ready: false,
-            timed_out: false,
-            state: v.state.clone(),
-            waited_ms: 0,
-            polls: 1,
-            reason: format!("{} ({})", v.state, v.reason()),
-            evidence: v.evidence.clone(),
-            verdict: v,
-            screen: first.screen,
-        };
-        return Ok((None, r));
-    };
-    let profile = profiles.get(&name)?;
-    let clock = SystemClock::new();
-    let mut opts = opts.clone();
-    if !crate::tmux::is_remote() {
-        opts.process_age = first.screen.pid.and_then(crate::identify::foreground_age);
-    }
-    let opts = &opts;
-    if let Some(l) = live.as_deref_mut() {
-        l.begin(pane, &name, opts.timeout);
-    }
-    // the agent's own state file, found once, read at every look
-    let status = first.status.clone();
-    let mut pending = Some(first.screen);
-    let mut read = || {
-        let s = match pending.take() {
-            Some(s) => s,
-            None => {
-                let mut s = tmux.read(pane)?;
-                if let Some(f) = &status {
-                    s.agent_status = f.read();
-                }
-                s
-            }
-        };
-        if let Some(l) = live.as_deref_mut() {
-            l.tick(|| detect(profile, &s).state);
-        }
-        Ok(s)
-    };
-    let r = wait(profile, opts, &clock, &mut read);
-    if let Some(l) = live {
-        l.clear();
-    }
-    Ok((Some(name), r?))
-}
 
 /// `wait`: the gate alone. It waits through `busy` (always: a command named
 /// `wait` waits), through a start-up, and through a dialog only with
@@ -98,7 +16,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: WaitArgs) -> Result<i32> {
         return run_until_done(server, profiles, &a, &pane);
     }
     let mut tmux = Control::new(server.clone(), &pane);
-    let mut o = opts(&a.gate);
+    let mut o = a.gate.opts();
     o.wait_busy = true;
     let mut live = Live::new(!a.json);
     let (agent, r) = gate_live(
@@ -138,45 +56,6 @@ pub fn run(server: &Server, profiles: &Profiles, a: WaitArgs) -> Result<i32> {
         return Ok(e.exit_code());
     }
     Err(e)
-}
-
-/// Why `wait` ended without `ready`, with the same exit codes as `send`'s
-/// refusals, in words that fit a command that never types.
-pub fn not_ready(state: &State, reason: &str, timed_out: bool) -> Error {
-    let (c, what) = match state {
-        _ if timed_out => (
-            code::TIMEOUT,
-            format!("not ready: {reason}; to wait longer, raise --timeout SECS"),
-        ),
-        State::Dialog(_) => (
-            code::REFUSED_DIALOG,
-            format!(
-                "not ready: a dialog is open: {reason}; wait stops at a dialog (a person must answer it; --wait-dialog waits until one does)"
-            ),
-        ),
-        State::InMode => (
-            code::REFUSED_MODE,
-            format!("not ready: the pane is in copy/view mode: {reason}"),
-        ),
-        State::NotAgent => (
-            code::REFUSED_NOT_AGENT,
-            format!("not ready: no agent runs in this pane (use --agent NAME if one does): {reason}"),
-        ),
-        State::Exited => (
-            code::REFUSED_EXITED,
-            format!("not ready: the agent has exited: {reason}"),
-        ),
-        State::Draft => (
-            code::REFUSED_DRAFT,
-            format!("not ready: the composer holds a draft: {reason}"),
-        ),
-        State::Busy => (code::REFUSED_BUSY, format!("not ready: the agent is busy: {reason}")),
-        _ => (code::TIMEOUT, format!("not ready: {reason}")),
-    };
-    Error::Refused(Refusal {
-        code: c,
-        message: what,
-    })
 }
 
 /// `wait --until-done`: the turn running now, to its end (done at once when

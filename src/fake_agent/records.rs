@@ -2,7 +2,8 @@
 //! records it, in its format, under the fake's `$HOME` (so the proof of receipt
 //! reads a fake exactly as it reads the real agent):
 //! claude `~/.claude/projects/<cwd, non-alphanumerics as ->/<session>.jsonl`,
-//! codex `$CODEX_HOME/history.jsonl` (default `~/.codex`), gemini
+//! codex `$CODEX_HOME/history.jsonl` (default `~/.codex`) and its session
+//! rollout `$CODEX_HOME/sessions/Y/M/D/rollout-*.jsonl`, gemini
 //! `~/.gemini/tmp/<cwd name>/logs.json`.
 
 use super::Like;
@@ -124,6 +125,18 @@ pub fn append(like: Like, text: &str) -> std::io::Result<()> {
             append_line(
                 &dir.join("history.jsonl"),
                 &json!({"session_id": session, "ts": now / 1000, "text": text}),
+            )?;
+            // and the session rollout, `sessions/YYYY/MM/DD/rollout-…-<session>.jsonl`
+            // (one date directory is as good as another to the reader)
+            let rollout = dir
+                .join("sessions/2026/12/02")
+                .join(format!("rollout-2026-12-02T00-00-00-{session}.jsonl"));
+            append_line(
+                &rollout,
+                &json!({"timestamp": now, "type": "event_msg", "payload": {
+                    "type": "item_completed", "thread_id": session,
+                    "item": {"type": "UserMessage", "content": [{"type": "text", "text": text, "text_elements": []}]}
+                }}),
             )
         }
         Like::Gemini => {

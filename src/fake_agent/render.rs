@@ -78,6 +78,8 @@ pub struct Style {
 /// Claude 2.1.332's placeholder in an empty box after a failed turn, drawn dim
 /// after a reverse-video first letter (its cursor).
 pub const CLAUDE_AFTER_ERROR: &str = "Resend your message to try again";
+/// Claude's placeholder in an empty box while messages wait in its queue.
+pub const CLAUDE_QUEUED: &str = "Press up to edit queued messages";
 
 /// `row` with the styles of that row applied (cells outside every style plain).
 pub fn styled(row: &str, styles: &[&Style]) -> String {
@@ -297,21 +299,31 @@ pub fn frame(v: &View) -> Frame {
         (Like::Gemini, Stage::Main) => gemini(v),
     };
     let (rows, cursor) = fit(rows, cursor, v.w, v.h);
+    // Placeholders are drawn as the real agents draw them (`capture-pane -e`):
+    // claude dim after its reverse-video cursor cell, codex dim, gemini grey
+    // (248 on 240) after its reverse-video cursor cell.
     let mut styles = Vec::new();
-    if v.like == Like::Claude && v.stage == Stage::Main && v.after_error {
-        let empty_box = format!("❯\u{a0}{CLAUDE_AFTER_ERROR}");
-        if let Some(y) = rows.iter().position(|r| *r == empty_box) {
+    for (y, row) in rows.iter().enumerate() {
+        let drawn: &[(usize, usize, &'static str)] = match v.like {
+            Like::Claude
+                if [CLAUDE_AFTER_ERROR, CLAUDE_QUEUED]
+                    .iter()
+                    .any(|ph| *row == format!("❯\u{a0}{ph}")) =>
+            {
+                &[(2, 3, "7"), (3, usize::MAX, "2")]
+            }
+            Like::Codex if *row == format!("› {CODEX_PLACEHOLDER}") => &[(2, usize::MAX, "2")],
+            Like::Gemini if *row == format!(" >   {GEMINI_PLACEHOLDER}") => {
+                &[(3, 4, "7"), (4, usize::MAX, "38;5;248;48;5;240")]
+            }
+            _ => &[],
+        };
+        for &(from, to, sgr) in drawn {
             styles.push(Style {
                 row: y,
-                from: 2,
-                to: 3,
-                sgr: "7",
-            });
-            styles.push(Style {
-                row: y,
-                from: 3,
-                to: usize::MAX,
-                sgr: "2",
+                from,
+                to,
+                sgr,
             });
         }
     }
@@ -437,7 +449,7 @@ fn claude(v: &View) -> Out {
     }
     rows.push(rule(w));
     let placeholder = if v.composer.is_empty() && !v.queue.is_empty() {
-        "Press up to edit queued messages"
+        CLAUDE_QUEUED
     } else if v.composer.is_empty() && v.after_error && v.busy_ms.is_none() {
         CLAUDE_AFTER_ERROR
     } else {

@@ -115,6 +115,14 @@ pub struct ComposerDef {
     /// Regexes of a paste placeholder in the composer (`[Pasted text #1 +91 lines]`).
     #[serde(default)]
     pub paste_placeholders: Vec<String>,
+    /// How the agent draws its placeholder (`capture-pane -e`): composer text
+    /// whose every cell has one of these attributes is a placeholder, text in
+    /// any other style is typed. Reverse-video cells (the agent's own cursor)
+    /// do not count. Names: `dim`, `grey`, `italic`, `bold`, `underline`,
+    /// `fg:N`, `bg:N`. Where a read carries no attributes, `placeholders`
+    /// decides alone.
+    #[serde(default)]
+    pub placeholder_style: Vec<String>,
     /// At most this many rows belong to one composer block.
     #[serde(default = "ten")]
     pub max_rows: usize,
@@ -144,7 +152,8 @@ pub struct MarkerDef {
     /// Only rows within this many rows below the composer block count.
     #[serde(default)]
     pub below: Option<usize>,
-    /// The marker must be on the cursor row.
+    /// The marker must be on the cursor row (or, when the cursor sits on a blank
+    /// row, on the row of text right above it: a draft that ends in a new line).
     #[serde(default)]
     pub cursor_row: bool,
     /// Only rows counted from the bottom (`-1` is the last row).
@@ -345,6 +354,16 @@ impl Profile {
                 return Err(bad(
                     vec![Seg::Key("delivery"), Seg::Key(key)],
                     format!("delivery.{key} = {} is over {max}", v.unwrap_or(0)),
+                ));
+            }
+        }
+        for (i, a) in def.composer.placeholder_style.iter().enumerate() {
+            if !crate::cells::is_known(a) {
+                return Err(bad(
+                    with(&composer("placeholder_style"), [Seg::Index(i)]),
+                    format!(
+                        "unknown attribute '{a}' (dim, grey, italic, bold, underline, reverse, fg:N, bg:N)"
+                    ),
                 ));
             }
         }

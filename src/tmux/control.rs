@@ -5,6 +5,7 @@
 //! anything the connection cannot do go through the one-shot backend, and if
 //! the connection cannot attach or dies, reads fall back to one-shot too.
 
+use super::lang::{resolved, tmux_quote, RESOLVE_FORMAT};
 use super::process::{not_pasted, paste_failed, Guarded};
 use super::{
     exact_target, is_pane_id, now_ms, parse_read, Guard, PaneInfo, Process, Server, Tmux,
@@ -96,7 +97,7 @@ impl Conn {
             ]
             .map(String::from),
         );
-        let mut cmd = super::Launcher::from_env().command(&args);
+        let mut cmd = super::Launcher::current().command(&args);
         // If promptgate dies (even by SIGKILL), its control client must go too:
         // an orphaned `tmux -C` whose reader is gone keeps a killed server alive.
         // Its own process group: a Ctrl-C at the terminal while a prompt is typed
@@ -378,32 +379,11 @@ fn last_ok(replies: &Replies) -> String {
 /// `load-buffer` from a tmux client's stdin.
 pub const CONTROL_PASTE_MAX: usize = 16 * 1024;
 
-/// `text` as one double-quoted word of tmux's command language, on one line:
-/// `\`, `"`, `$` and `~` escaped (`~` would expand to a home directory), LF and
-/// TAB as `\n` and `\t`.
-pub fn tmux_quote(text: &str) -> String {
-    let mut q = String::with_capacity(text.len() + 2);
-    q.push('"');
-    for c in text.chars() {
-        match c {
-            '\\' | '"' | '$' | '~' => {
-                q.push('\\');
-                q.push(c);
-            }
-            '\n' => q.push_str("\\n"),
-            '\t' => q.push_str("\\t"),
-            c => q.push(c),
-        }
-    }
-    q.push('"');
-    q
-}
-
 impl Tmux for Control {
     fn read(&mut self, pane: &str) -> Result<Screen> {
         self.maybe_attach();
         let line =
-            format!("display-message -p -t {pane} '{READ_FORMAT}' ; capture-pane -p -t {pane}");
+            format!("display-message -p -t {pane} '{READ_FORMAT}' ; capture-pane -p -e -t {pane}");
         let issued = self.one_shot.issued();
         if let Some(Ok(v)) = self.exec(&line, Until::Blocks(2)) {
             let s = match (&v[0], &v[1]) {
@@ -423,11 +403,10 @@ impl Tmux for Control {
                 .all(|b| b.is_ascii_alphanumeric() || b"%@$=:._-".contains(&b));
         if plain && self.conn.is_some() {
             let t = exact_target(target);
-            if let Some(out) = self.query(&format!(
-                "display-message -p -t {t} '{}'",
-                super::process::RESOLVE_FORMAT
-            )) {
-                let (pane, socket) = super::process::resolved(target, &out)?;
+            if let Some(out) =
+                self.query(&format!("display-message -p -t {t} '{}'", RESOLVE_FORMAT))
+            {
+                let (pane, socket) = resolved(target, &out)?;
                 self.one_shot.learn_socket(socket);
                 return Ok(pane);
             }
@@ -521,6 +500,9 @@ impl Tmux for Control {
     fn cancel_mode(&mut self, pane: &str) -> Result<()> {
         self.one_shot.cancel_mode(pane)
     }
+    fn connected(&self) -> bool {
+        self.conn.is_some()
+    }
     fn server_key(&mut self) -> Result<String> {
         self.one_shot.server_key()
     }
@@ -539,7 +521,7 @@ impl Tmux for Control {
             let line = panes
                 .iter()
                 .map(|p| {
-                    format!("display-message -p -t {p} '{READ_FORMAT}'\ncapture-pane -p -t {p}")
+                    format!("display-message -p -t {p} '{READ_FORMAT}'\ncapture-pane -p -e -t {p}")
                 })
                 .collect::<Vec<_>>()
                 .join("\n");

@@ -3,10 +3,12 @@
 //! `Tmux` is the small trait the rest of the pipeline talks to. `Process` runs
 //! one tmux client per call (`std::process::Command`, time-boxed); `Control`
 //! keeps one control-mode (`tmux -C`) connection open for cheap polling and
-//! falls back to `Process` for anything else. Tests can implement the trait
-//! with a scripted fake.
+//! falls back to `Process` for anything else. `FakeTmux` (`fake.rs`) is a
+//! scripted one for tests, with no server.
 
 mod control;
+pub mod fake;
+pub mod lang;
 mod process;
 pub mod release;
 
@@ -62,7 +64,32 @@ pub struct Launcher {
     pub remote: bool,
 }
 
+/// The launcher of this process, chosen once ([`Launcher::init`]).
+static LAUNCHER: std::sync::OnceLock<Launcher> = std::sync::OnceLock::new();
+
 impl Launcher {
+    /// How every tmux client of this process runs: set once by `main`, before
+    /// the first one (`--host`); when it is not, from `PROMPTGATE_TMUX`, read once.
+    /// `false` when a launcher was chosen already.
+    pub fn init(l: Launcher) -> bool {
+        LAUNCHER.set(l).is_ok()
+    }
+
+    /// `ssh HOST tmux`, never asking for a password.
+    pub fn ssh(host: &str) -> Launcher {
+        Launcher {
+            argv: ["ssh", "-o", "BatchMode=yes", host, "tmux"]
+                .map(String::from)
+                .to_vec(),
+            remote: true,
+        }
+    }
+
+    /// The launcher of this process ([`init`](Self::init), else `PROMPTGATE_TMUX`).
+    pub fn current() -> &'static Launcher {
+        LAUNCHER.get_or_init(Launcher::from_env)
+    }
+
     pub fn from_env() -> Launcher {
         let spec = std::env::var("PROMPTGATE_TMUX")
             .ok()
@@ -108,7 +135,7 @@ pub fn sh_quote(s: &str) -> String {
 
 /// True when tmux runs on another machine: its pids mean nothing here.
 pub fn is_remote() -> bool {
-    Launcher::from_env().remote
+    Launcher::current().remote
 }
 
 /// One pane of `list-panes -a`.
@@ -166,6 +193,10 @@ pub trait Tmux {
     }
     /// Leave copy or view mode (`send-keys -X cancel`).
     fn cancel_mode(&mut self, pane: &str) -> Result<()>;
+    /// Whether reads go through a control-mode connection (for the receipt).
+    fn connected(&self) -> bool {
+        false
+    }
     /// A stable name of the server (its socket path), for locks and logs.
     fn server_key(&mut self) -> Result<String>;
     /// The ANSI (`capture-pane -p -e`) text of a pane, for `capture`.
@@ -378,11 +409,15 @@ pub(crate) fn parse_read(
         taken_at_ms: now_ms,
         ..Screen::default()
     };
-    s.rows = grid
-        .lines()
-        .map(|l| l.trim_end_matches([' ', '\r']).to_string())
-        .collect();
+    s.set_grid(grid);
+    // the read asked for attributes (`capture-pane -e`): a grid without escapes
+    // is all drawn plain
+    s.styles
+        .get_or_insert_with(|| vec![Vec::new(); s.rows.len()]);
     s.rows.truncate(s.height.max(1));
+    if let Some(st) = s.styles.as_mut() {
+        st.truncate(s.height.max(1));
+    }
     while s.rows.len() < s.height {
         s.rows.push(String::new());
     }

@@ -1,6 +1,6 @@
 //! The one-shot backend: one tmux client process per call, time-boxed.
 
-use super::control::tmux_quote;
+use super::lang::{resolved, tmux_quote, RESOLVE_FORMAT};
 use super::{
     classify_failure, escape_trailing_semicolon, exact_target, now_ms, parse_read, Guard, PaneInfo,
     Server, Tmux, READ_FORMAT,
@@ -52,7 +52,7 @@ impl Process {
     }
 
     pub fn new(server: Server) -> Process {
-        let launcher = super::Launcher::from_env();
+        let launcher = super::Launcher::current().clone();
         // Over ssh each call also logs in, and the far login shell's start-up files
         // run first (a `pyenv rehash` there waited seconds on its lock): give it more.
         let timeout = Duration::from_secs(if launcher.remote { 20 } else { 5 });
@@ -206,53 +206,6 @@ fn body_file(data: &[u8]) -> Result<std::fs::File> {
     Ok(f)
 }
 
-/// Does the pane tmux resolved (`[pane_id, window_id, session, window_index,
-/// window_name, pane_index]`) match what the user wrote?
-/// What `resolve` asks tmux: the pane, what names it, and the server's socket.
-pub(crate) const RESOLVE_FORMAT: &str = "#{version}\t#{pane_id}\t#{window_id}\t#{session_name}\t#{window_index}\t#{window_name}\t#{pane_index}\t#{socket_path}";
-
-/// The pane id and socket path from a `RESOLVE_FORMAT` reply, if it is the pane
-/// the user named (display-message falls back to another pane otherwise).
-pub(crate) fn resolved(target: &str, out: &str) -> Result<(String, String)> {
-    let line = out.trim_end_matches('\n');
-    let Some((_, f)) = super::split_fields(line, 7) else {
-        return Err(Error::NoPane(target.to_string()));
-    };
-    let names: Vec<&str> = f.iter().map(String::as_str).collect();
-    if f[0].is_empty() || !target_matches(target, &names[..6]) {
-        return Err(Error::NoPane(target.to_string()));
-    }
-    Ok((f[0].clone(), f[6].clone()))
-}
-
-fn target_matches(target: &str, f: &[&str]) -> bool {
-    let t = target.trim_start_matches('=');
-    if t.starts_with('%') {
-        return t == f[0];
-    }
-    if t.starts_with('@') {
-        return t == f[1];
-    }
-    if t.starts_with(['$', '{', '!', '~', '+', '-', ':', '.']) || t.is_empty() {
-        return true;
-    }
-    let (session, rest) = match t.split_once(':') {
-        Some((s, r)) => (s, Some(r)),
-        None => (t, None),
-    };
-    if session != f[2] {
-        return false;
-    }
-    let Some(rest) = rest.filter(|r| !r.is_empty()) else {
-        return true;
-    };
-    let (win, pane) = match rest.rsplit_once('.') {
-        Some((w, p)) if !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()) => (w, Some(p)),
-        _ => (rest, None),
-    };
-    (win.is_empty() || win == f[3] || win == f[4]) && pane.is_none_or(|p| p == f[5])
-}
-
 impl Tmux for Process {
     fn read(&mut self, pane: &str) -> Result<Screen> {
         let issued = self.issued();
@@ -266,6 +219,7 @@ impl Tmux for Process {
                 ";",
                 "capture-pane",
                 "-p",
+                "-e",
                 "-t",
                 pane,
             ],
@@ -298,6 +252,7 @@ impl Tmux for Process {
                 ";",
                 "capture-pane",
                 "-p",
+                "-e",
                 "-t",
                 &t,
             ],
@@ -445,7 +400,7 @@ impl Tmux for Process {
                     args.push(";");
                 }
                 args.extend(["display-message", "-p", "-t", p, &head]);
-                args.extend([";", "capture-pane", "-p", "-t", p]);
+                args.extend([";", "capture-pane", "-p", "-e", "-t", p]);
             }
             let issued = self.issued();
             let parsed = self
@@ -605,29 +560,5 @@ pub(crate) fn paste_failed(msg: String) -> Error {
     Error::Tmux {
         cmd: "paste-buffer".into(),
         msg,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::target_matches;
-
-    #[test]
-    fn resolved_pane_must_match_the_target() {
-        let f = ["%3", "@1", "main", "2", "editor", "1"];
-        for ok in [
-            "%3",
-            "main",
-            "=main:",
-            "main:2",
-            "main:editor",
-            "main:2.1",
-            "@1",
-        ] {
-            assert!(target_matches(ok, &f), "{ok}");
-        }
-        for bad in ["%9", "mai", "main:9", "main:2.0", "other:2.1", "@2"] {
-            assert!(!target_matches(bad, &f), "{bad}");
-        }
     }
 }

@@ -116,7 +116,7 @@ pub fn warn_once(r: &Release) {
 /// release (`tmux -V`, through `PROMPTGATE_TMUX` when set), where it is, and
 /// how it stands against the tested range.
 pub fn describe_local() -> String {
-    let launcher = super::Launcher::from_env();
+    let launcher = super::Launcher::current();
     let mut cmd = std::process::Command::new(&launcher.argv[0]);
     cmd.args(&launcher.argv[1..]).arg("-V");
     let where_ = if launcher.remote {

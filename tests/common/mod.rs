@@ -52,12 +52,7 @@ impl TmuxServer {
     }
 
     pub fn tmux(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
-            .args(["-L", &self.socket])
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .unwrap()
+        tmux_on(&self.socket, args)
     }
 
     pub fn tmux_out(&self, args: &[&str]) -> String {
@@ -113,14 +108,7 @@ impl TmuxServer {
     }
 
     pub fn pg_cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(bin());
-        c.args(["-L", &self.socket])
-            .args(args)
-            .env_remove("TMUX")
-            .env_remove("TMUX_PANE");
-        c.env("PROMPTGATE_LOG", self.dir.path().join("deliveries.jsonl"));
-        c.env("XDG_RUNTIME_DIR", self.dir.path());
-        c
+        pg_on(&self.socket, self.dir.path(), args)
     }
 
     /// The state word of `promptgate state -t PANE`.
@@ -162,6 +150,35 @@ impl TmuxServer {
     pub fn capture(&self, pane: &str) -> String {
         self.tmux_out(&["capture-pane", "-p", "-t", pane])
     }
+}
+
+/// `tmux -L SOCKET ARGS`, outside any tmux client's environment.
+pub fn tmux_on(socket: &str, args: &[&str]) -> Output {
+    Command::new("tmux")
+        .args(["-L", socket])
+        .args(args)
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .output()
+        .expect("tmux")
+}
+
+/// `promptgate -L SOCKET ARGS`, its delivery log and lock files under `dir`.
+pub fn pg_on(socket: &str, dir: &Path, args: &[&str]) -> Command {
+    let mut c = pg_with(&bin(), socket, args);
+    c.env("PROMPTGATE_LOG", dir.join("deliveries.jsonl"))
+        .env("XDG_RUNTIME_DIR", dir);
+    c
+}
+
+/// `BIN -L SOCKET ARGS` (a promptgate binary), outside any tmux client's environment.
+pub fn pg_with(bin: &Path, socket: &str, args: &[&str]) -> Command {
+    let mut c = Command::new(bin);
+    c.args(["-L", socket])
+        .args(args)
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE");
+    c
 }
 
 impl Drop for TmuxServer {
@@ -233,3 +250,32 @@ pub fn code(o: &Output) -> i32 {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The last JSON line of a command's stdout (`{}` when there is none).
+pub fn json_out(o: &Output) -> serde_json::Value {
+    let out = text(&o.stdout);
+    serde_json::from_str(out.lines().last().unwrap_or("{}")).unwrap_or_default()
+}
+
+/// Prompts that quote a dialog's words (issue 15 item 7), one per dialog phrase
+/// (`\n` is a newline), then the other agents' own dialog words: [`QUOTES`] is
+/// the first part.
+pub const QUOTES_EVERY_AGENT: &[&str] = &[
+    "Do you want to create a test for this?",
+    "Press Enter to continue when done",
+    "Yes, I trust this folder",
+    "Is this a project you created or one you trust?",
+    "pick one:\n❯ 1. Yes",
+    "Allow once",
+    "Do you want to proceed? ❯ 1. Yes",
+    // the other agents' own dialog words
+    "Would you like to run the following command? › 1. Yes, proceed (y)",
+    "Do you trust the files in this folder? 1. Trust and continue",
+];
+
+/// The prompts that quote a dialog's words (issue 15 item 7).
+pub const QUOTES: &[&str] = QUOTES_EVERY_AGENT.split_at(7).0;

@@ -9,10 +9,43 @@
 //! wrong after the submit key (`stranded`, `refused`, `unknown`) is `held`: it
 //! stays, with its last receipt, and is never typed again by itself.
 
+pub mod run;
+
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+/// Where an item's delivery stands (journalled before each step).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// Not tried yet, or nothing typed.
+    Pending,
+    /// Typing has begun (before the first byte).
+    Typing,
+    /// The body is typed; the submit key goes next.
+    Submitting,
+    /// Kept for a person (something went wrong after the submit key).
+    Held,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Pending => "pending",
+            Phase::Typing => "typing",
+            Phase::Submitting => "submitting",
+            Phase::Held => "held",
+        }
+    }
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Item {
@@ -27,8 +60,7 @@ pub struct Item {
     /// The sanitised body: exactly what will be typed.
     pub body: String,
     pub created_ms: u64,
-    /// `pending`, `typing`, `submitting` or `held`.
-    pub phase: String,
+    pub phase: Phase,
     #[serde(default)]
     pub attempts: u32,
     #[serde(default)]
@@ -47,7 +79,7 @@ impl Item {
             agent,
             body,
             created_ms: crate::tmux::now_ms() as u64,
-            phase: "pending".into(),
+            phase: Phase::Pending,
             attempts: 0,
             last_receipt: None,
             last_reason: None,
@@ -200,7 +232,7 @@ mod tests {
             agent: None,
             body: body.into(),
             created_ms: 0,
-            phase: "pending".into(),
+            phase: Phase::Pending,
             attempts: 0,
             last_receipt: None,
             last_reason: None,

@@ -7,36 +7,17 @@
 //! The tmux plugin's watcher (`promptgate watch`) keeps the same segment in the
 //! user options `@promptgate-status` (per session) and `@promptgate-status-all`.
 
-use super::{not_agent, observe_screen, observe_with, out, Observed};
+use crate::cli::{StatusArgs, StatusFormat};
 use crate::detect::{is_shell, State};
 use crate::error::Result;
 use crate::identify::identify;
+use crate::observe::{not_agent, observe_screen, observe_with, Observed};
+use crate::out::out;
 use crate::profile::Profiles;
 use crate::screen::{normalise_command, Screen};
 use crate::tmux::{PaneLoc, Process, Server, Tmux};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
-
-#[derive(clap::Args, Debug)]
-pub struct StatusArgs {
-    #[command(flatten)]
-    pub server: crate::cli::ServerArgs,
-    /// Only the panes of this session (a name, or an id such as `$1`)
-    #[arg(long, value_name = "SESSION")]
-    pub session: Option<String>,
-    /// tmux: styled glyphs for status-right; plain: the same unstyled; tsv: one pane a
-    /// line (pane, session id, target, agent, state, glyph, reason); json: one object a line
-    #[arg(long, value_enum, default_value = "tmux")]
-    pub format: StatusFormat,
-}
-
-#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StatusFormat {
-    Tmux,
-    Plain,
-    Tsv,
-    Json,
-}
 
 /// One agent pane and its state.
 #[derive(Debug, Clone)]
@@ -174,7 +155,7 @@ impl Identities {
         let o = match hit_agent {
             Some((Some(a), status)) => {
                 let mut o = observe_with(profiles, Some(&a), pane, screen, Some(status))?;
-                o.identity.how = "remembered".into();
+                o.identity.how = crate::identify::How::Remembered;
                 o
             }
             Some((None, _)) => {

@@ -6,9 +6,9 @@
 //! `--keep`, closes only that session. Its sends go to a private delivery log in
 //! its temporary directory, never to the user's.
 
-use super::out;
 use crate::cli::DemoArgs;
 use crate::error::{Error, Result};
+use crate::out::out;
 use crate::tmux::{Process, Server, Tmux};
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -9,24 +9,17 @@
 //! problem: the exit status is then 40, with a line that says how to contribute
 //! captures (`promptgate capture`).
 
-use super::{observe, out, target, Observed};
+use crate::cli::target;
+use crate::cli::DoctorArgs;
 use crate::error::{Error, Result};
 use crate::identify::{process_tree, Proc};
+use crate::observe::{observe, Observed};
+use crate::out::out;
 use crate::profile::{compare_releases, Profiles};
 use crate::tmux::release::{self, Release, Standing};
 use crate::tmux::{Control, Process, Server, Tmux};
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
-
-#[derive(clap::Args, Debug)]
-pub struct DoctorArgs {
-    /// Only this pane (default: every pane of the server)
-    #[arg(short = 't', long = "target", value_name = "PANE")]
-    pub target: Option<String>,
-    /// One JSON object per line: `tmux`, then one per pane
-    #[arg(long)]
-    pub json: bool,
-}
 
 /// Where an agent's release was read from.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

@@ -9,11 +9,13 @@
 //! gate, delivery and verify as `promptgate send`, is logged with
 //! `"via": "mcp"`, and a bad body is refused, never truncated.
 
-use super::{observe, send};
 use crate::cli::McpArgs;
+use crate::deliver::{deliver_to, SendOpts, Shared};
 use crate::error::Error;
 use crate::gate::{GateOpts, SystemClock};
+use crate::observe::{observe, Observed};
 use crate::plan::sanitise;
+use crate::plan::Body;
 use crate::profile::Profiles;
 use crate::tmux::{Control, PaneLoc, Process, Server, Tmux};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -33,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 
 pub fn run(server: &Server, profiles: Profiles, a: McpArgs) -> crate::error::Result<i32> {
     if let Some(agent) = &a.print_config {
-        super::out(&print_config(agent)?)?;
+        crate::out::out(&print_config(agent)?)?;
         return Ok(0);
     }
     let gk = Gatekeeper::new(server.clone(), profiles, a.allow.clone(), a.read_only);
@@ -255,7 +257,7 @@ impl Gatekeeper {
     }
 
     /// The pane a tool may reach, and a look at it; or why not.
-    fn reach(&self, target: &str) -> std::result::Result<(PaneLoc, super::Observed), String> {
+    fn reach(&self, target: &str) -> std::result::Result<(PaneLoc, Observed), String> {
         if target.trim().is_empty() {
             return Err(
                 "no target: name a pane (`%3`, `session:window.pane`); list_agents lists them"
@@ -292,7 +294,7 @@ impl Gatekeeper {
         Ok((loc, o))
     }
 
-    fn describe(loc: &PaneLoc, o: &super::Observed) -> Value {
+    fn describe(loc: &PaneLoc, o: &Observed) -> Value {
         json!({
             "pane": loc.id,
             "target": loc.target(),
@@ -381,7 +383,7 @@ fn wait_turn(
     fresh: bool,
     cancel: &AtomicBool,
 ) -> std::result::Result<Value, String> {
-    let t = super::until_done(
+    let t = crate::observe::until_done(
         &gk.server,
         &gk.profiles,
         agent,
@@ -401,7 +403,7 @@ fn wait_turn(
 struct Waiting {
     gk: Gatekeeper,
     loc: PaneLoc,
-    first: super::Observed,
+    first: Observed,
     timeout: Duration,
     cancel: Arc<AtomicBool>,
     status: Arc<Mutex<String>>,
@@ -567,12 +569,15 @@ impl Gatekeeper {
         ct: CancellationToken,
     ) -> CallToolResult {
         let p = p.0;
-        if let Err(e) = sanitise(p.body.as_bytes()) {
-            return refuse(
-                &format!("{e}; nothing was typed"),
-                json!({"receipt": "not-sent", "exit_code": e.exit_code()}),
-            );
-        }
+        let body = match Body::sanitise(p.body.as_bytes()) {
+            Ok(b) => b,
+            Err(e) => {
+                return refuse(
+                    &format!("{e}; nothing was typed"),
+                    json!({"receipt": "not-sent", "exit_code": e.exit_code()}),
+                )
+            }
+        };
         let timeout = match secs(p.timeout_secs, 15.0) {
             Ok(t) => t,
             Err(e) => return refuse(&e, json!({})),
@@ -586,48 +591,42 @@ impl Gatekeeper {
                 Ok(v) => v,
                 Err(e) => return refuse(&e, json!({"receipt": "not-sent"})),
             };
-            let mut argv = vec![
-                "promptgate".to_string(),
-                "send".into(),
-                "--timeout".into(),
-                format!("{}", timeout.as_secs_f64()),
-            ];
-            if p.wait_busy {
-                argv.push("--wait-busy".into());
-            }
-            if p.wait_dialog {
-                argv.push("--wait-dialog".into());
-            }
-            argv.extend(["--".into(), "-".into()]);
-            let args = match crate::cli::send_args(&argv) {
-                Ok(a) => a,
-                Err(e) => return refuse(&e.to_string(), json!({})),
-            };
+            // send's defaults, with the tool's timeout and waits
+            let mut opts = SendOpts::default();
+            opts.gate.timeout = timeout;
+            opts.gate.wait_busy = p.wait_busy;
+            opts.gate.wait_dialog = p.wait_dialog;
             let (hook_status, hook_pane) = (status.clone(), loc.id.clone());
-            let hook = move |phase: &str| {
+            let hook = move |phase: crate::queue::Phase| {
                 if let Ok(mut s) = hook_status.lock() {
                     *s = format!("{hook_pane}: {phase}");
                 }
             };
             // a cancelled request stops the gate before anything is typed
-            let shared = send::Shared::new(Duration::from_millis(2)).with_cancel(cancel.clone());
-            let o = send::deliver_to(
+            let shared = Shared::new(Duration::from_millis(2)).with_cancel(cancel.clone());
+            let o = deliver_to(
                 &gk.server,
                 &gk.profiles,
-                &args,
+                &opts,
                 &loc.id,
-                p.body.as_bytes(),
+                &body,
                 &shared,
                 Some(&hook),
             );
-            let mut rec = o.rec.clone().unwrap_or_else(|| json!({"pane": loc.id}));
-            rec["via"] = "mcp".into();
+            let typed = o.rec.clone().map(|r| crate::receipt::Receipt {
+                via: Some("mcp".into()),
+                ..r
+            });
+            let mut rec = match &typed {
+                Some(r) => r.to_json(),
+                None => json!({"pane": loc.id, "via": "mcp"}),
+            };
             rec["exit_code"] = o.code.into();
             if let Some(e) = &o.err {
                 rec["error"] = e.to_string().into();
             }
             crate::log::append(&rec);
-            let receipt = rec["receipt"].as_str().unwrap_or("not-sent").to_string();
+            let receipt = typed.as_ref().map_or("not-sent", |r| r.receipt.as_str());
             if o.code != 0 {
                 let why = o
                     .err
@@ -647,10 +646,10 @@ impl Gatekeeper {
                 if let Ok(mut s) = status.lock() {
                     *s = format!("{}: waiting for the turn to end", loc.id);
                 }
-                let agent = rec["agent"].as_str().unwrap_or("").to_string();
+                let agent = typed.as_ref().map_or("", |r| r.agent.as_str());
                 match wait_turn(
                     &gk,
-                    &agent,
+                    agent,
                     &loc.id,
                     Duration::from_secs(3600),
                     true,
@@ -660,14 +659,17 @@ impl Gatekeeper {
                     Err(e) => rec["turn"] = json!({"done": false, "error": e}),
                 }
             }
-            let summary = format!(
-                "{} {} {receipt}: {} bytes, proof {} ({})",
-                loc.id,
-                rec["agent"].as_str().unwrap_or(""),
-                rec["bytes_out"],
-                rec["proof"]["match"].as_str().unwrap_or("none"),
-                rec["proof"]["source"].as_str().unwrap_or("screen"),
-            );
+            let summary = match &typed {
+                Some(r) => format!(
+                    "{} {} {receipt}: {} bytes, proof {} ({})",
+                    loc.id,
+                    r.agent,
+                    r.bytes_out,
+                    r.proof_field("match").unwrap_or("none"),
+                    r.proof_field("source").unwrap_or("screen"),
+                ),
+                None => format!("{} {receipt}", loc.id),
+            };
             answer(&summary, rec)
         })
         .await

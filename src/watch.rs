@@ -14,33 +14,16 @@
 //! `@promptgate-bell` (`on`/`off`) are read every round and override the flags,
 //! so they can be changed without restarting it. It prints nothing.
 
-use super::status::{observe_all, segment, Identities, Row};
+use crate::cli::WatchArgs;
 use crate::detect::State;
 use crate::error::{Error, Result};
 use crate::lock::PaneLock;
 use crate::profile::Profiles;
+use crate::status::{observe_all, segment, Identities, Row};
 use crate::tmux::{Control, PaneLoc, Process, Server, Tmux};
 use std::collections::HashMap;
 use std::io::Write;
 use std::time::{Duration, Instant};
-
-#[derive(clap::Args, Debug)]
-pub struct WatchArgs {
-    #[command(flatten)]
-    pub server: crate::cli::ServerArgs,
-    /// Show a message when an agent pane goes from busy to ready (also `@promptgate-notify on`)
-    #[arg(long)]
-    pub notify: bool,
-    /// Also ring each client's terminal bell (also `@promptgate-bell on`)
-    #[arg(long)]
-    pub bell: bool,
-    /// Poll interval (1 to 60000)
-    #[arg(long, default_value_t = 1000, value_name = "MS", value_parser = crate::cli::ms(1, crate::cli::MINUTE_MS), allow_negative_numbers = true)]
-    pub interval: u64,
-    /// How long a notice stays on the status line (0 to 600000)
-    #[arg(long, default_value_t = 5000, value_name = "MS", value_parser = crate::cli::ms(0, 10 * crate::cli::MINUTE_MS), allow_negative_numbers = true)]
-    pub display_ms: u64,
-}
 
 /// A state must be seen this many rounds in a row before it counts: one odd frame
 /// (a spinner between two glyphs, a redraw) is no transition.
@@ -131,7 +114,7 @@ impl Watcher {
         let (notify, bell) = (on(opt(1), a.notify), on(opt(2), a.bell));
         let locs = t.locate_panes()?;
         let mut rows = observe_all(profiles, t, locs.clone(), &mut self.ids);
-        super::status::add_queue_counts(&mut rows, &self.server);
+        crate::status::add_queue_counts(&mut rows, &self.server);
         self.ids.retain(&locs);
         let done = self.transitions(&rows);
         if notify && !done.is_empty() {

@@ -1,17 +1,21 @@
 //! `promptgate queue add|list|drop|run`: the durable queue (see `crate::queue`).
 
-use super::{observe, observe_at_launch, out, read_body, refusal, target};
-use crate::cli::{QueueAddArgs, QueueArgs, QueueCmd, QueueRunArgs, SendArgs};
+use super::{self as queue, Item, Phase};
+use crate::cli::{read_body, target};
+use crate::cli::{QueueAddArgs, QueueArgs, QueueCmd, QueueRunArgs};
+use crate::deliver::{deliver_to, verify_loop, SendOpts, Shared};
 use crate::detect::State;
-use crate::error::{code, Error, Refusal, Result};
+use crate::error::refusal;
+use crate::error::{code, Error, Refused, Result};
 use crate::gate::SystemClock;
 use crate::lock::PaneLock;
-use crate::plan::{plan, sanitise};
+use crate::observe::{observe, observe_at_launch};
+use crate::out::out;
+use crate::plan::{plan, sanitise, Body};
 use crate::profile::Profiles;
-use crate::queue::{self, Item};
+use crate::receipt::Kind;
 use crate::tmux::{Control, Process, Server, Tmux};
 use crate::verify::Receipt;
-use clap::Parser;
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -87,29 +91,17 @@ fn list(dir: &Path, json: bool) -> Result<i32> {
     Ok(0)
 }
 
-/// `send` options for one queued item, built as a command line.
-#[derive(Parser)]
-struct SendOnly {
-    #[command(flatten)]
-    a: SendArgs,
-}
-
-fn send_args(item: &Item, r: &QueueRunArgs) -> SendArgs {
-    let timeout = r.gate_timeout.to_string();
-    let mut argv = vec![
-        "send",
-        "-t",
-        &item.pane,
-        "--wait-busy",
-        "--timeout",
-        &timeout,
-        "--lock-timeout",
-        "5",
-    ];
-    if let Some(a) = &item.agent {
-        argv.extend(["--agent", a]);
-    }
-    SendOnly::parse_from(argv).a
+/// `send` options for one queued item: it waits through busy for the
+/// watcher's `--gate-timeout`, and for another sender at most 5 s.
+fn send_opts(item: &Item, r: &QueueRunArgs) -> SendOpts {
+    let mut o = SendOpts {
+        agent: item.agent.clone(),
+        lock_timeout: Duration::from_secs(5),
+        ..SendOpts::default()
+    };
+    o.gate.wait_busy = true;
+    o.gate.timeout = crate::cli::duration(r.gate_timeout);
+    o
 }
 
 /// What one step did to one item, as a progress line for `queue run`.
@@ -172,10 +164,10 @@ fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> R
         Duration::from_millis(50),
     )
     .map_err(|_| {
-        Error::Refused(Refusal {
-            code: code::LOCKED,
-            message: format!("a queue watcher already runs for {}", server.spec()),
-        })
+        Error::refused(
+            Refused::Locked,
+            format!("a queue watcher already runs for {}", server.spec()),
+        )
     })?;
     let spec = server.spec();
     let start = Instant::now();
@@ -220,7 +212,7 @@ fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> R
                 heads.push(i);
             }
         }
-        let live: Vec<&Item> = heads.iter().filter(|i| i.phase != "held").collect();
+        let live: Vec<&Item> = heads.iter().filter(|i| i.phase != Phase::Held).collect();
         if live.is_empty() && r.once {
             return once_done(&mine()?, &why, delivered, &spec);
         }
@@ -309,8 +301,8 @@ fn step(
     item: &Item,
     r: &QueueRunArgs,
 ) -> (bool, Option<Event>) {
-    match item.phase.as_str() {
-        "typing" | "submitting" => match recover(server, profiles, dir, item, r) {
+    match item.phase {
+        Phase::Typing | Phase::Submitting => match recover(server, profiles, dir, item, r) {
             Ok(true) => (
                 true,
                 Some(Event::new(
@@ -338,9 +330,15 @@ fn step(
     }
 }
 
-fn save_phase(dir: &Path, item: &Item, phase: &str, receipt: Option<&str>, reason: Option<String>) {
+fn save_phase(
+    dir: &Path,
+    item: &Item,
+    phase: Phase,
+    receipt: Option<&str>,
+    reason: Option<String>,
+) {
     let mut i = item.clone();
-    i.phase = phase.into();
+    i.phase = phase;
     if receipt.is_some() {
         i.last_receipt = receipt.map(str::to_string);
         i.last_reason = reason;
@@ -359,17 +357,33 @@ fn deliver(
 ) -> (bool, Option<Event>) {
     // a Ctrl-C while this item is typed takes effect once it is journalled
     let _done = crate::interrupt::Finished;
-    let a = send_args(item, r);
+    let opts = send_opts(item, r);
+    // the queued body was sanitised when it was queued: sanitising it again
+    // changes nothing
+    let body = match Body::sanitise(item.body.as_bytes()) {
+        Ok(b) => b,
+        Err(e) => {
+            return (
+                false,
+                Some(Event::new(
+                    item,
+                    "error",
+                    format!("error-{}", e.exit_code()),
+                    e.to_string(),
+                )),
+            )
+        }
+    };
     let mut attempt = item.clone();
     attempt.attempts += 1;
-    let hook = |phase: &str| save_phase(dir, &attempt, phase, None, None);
-    let shared = super::send::Shared::new(Duration::from_millis(40));
-    let o = super::send::deliver_to(
+    let hook = |phase: Phase| save_phase(dir, &attempt, phase, None, None);
+    let shared = Shared::new(Duration::from_millis(40));
+    let o = deliver_to(
         server,
         profiles,
-        &a,
+        &opts,
         &item.pane,
-        item.body.as_bytes(),
+        &body,
         &shared,
         Some(&hook),
     );
@@ -379,18 +393,17 @@ fn deliver(
     let receipt = o
         .rec
         .as_ref()
-        .and_then(|r| r["receipt"].as_str().map(str::to_string))
-        .unwrap_or_else(|| "not-sent".into());
+        .map_or(Kind::NotSent, |r| r.receipt)
+        .to_string();
     let reason = o.err.as_ref().map(|e| e.to_string()).or_else(|| {
         o.rec
             .as_ref()
-            .and_then(|r| r["evidence"]["rule"].as_str().map(str::to_string))
+            .and_then(|r| r.evidence_rule().map(str::to_string))
     });
     let agent = o
         .rec
         .as_ref()
-        .and_then(|r| r["agent"].as_str().map(str::to_string))
-        .unwrap_or_else(|| "-".into());
+        .map_or_else(|| "-".to_string(), |r| r.agent.clone());
     if o.code == 0 {
         let done = queue::remove(dir, &item.id).is_ok();
         let ev = Event::new(
@@ -401,18 +414,15 @@ fn deliver(
         );
         return (done, Some(ev));
     }
-    let state = o
-        .rec
-        .as_ref()
-        .and_then(|r| r["gate"]["state"].as_str().map(str::to_string));
+    let state = o.rec.as_ref().map(|r| r.gate.state.clone());
     // Where did it stop? The phase on disk says whether anything was typed.
     let on_disk = queue::load_all(dir)
         .ok()
         .and_then(|v| v.into_iter().find(|i| i.id == item.id));
-    let phase = on_disk.map(|i| i.phase).unwrap_or_else(|| "pending".into());
+    let phase = on_disk.map(|i| i.phase).unwrap_or(Phase::Pending);
     let why = reason.clone().unwrap_or_default();
-    let ev = match (phase.as_str(), receipt.as_str()) {
-        ("pending", _) => {
+    let ev = match (phase, receipt.as_str()) {
+        (Phase::Pending, _) => {
             let timed_out = o.code == code::TIMEOUT;
             let detail = match &state {
                 // the gate waited its --gate-timeout: only "not yet"
@@ -420,7 +430,7 @@ fn deliver(
                 _ => format!("{why}; trying again"),
             };
             let key = format!("waiting-{}-{}", o.code, state.as_deref().unwrap_or(""));
-            save_phase(dir, &attempt, "pending", Some(&receipt), reason);
+            save_phase(dir, &attempt, Phase::Pending, Some(&receipt), reason);
             // ready, but not yet still for the gate's window: a moment, not news
             let quiet = timed_out && state.as_deref() == Some("ready");
             let short = state.unwrap_or_else(|| format!("exit {}", o.code));
@@ -429,8 +439,8 @@ fn deliver(
             ev
         }
         // typed but the write failed: recovery looks at the composer next round
-        (p, "failed") => {
-            save_phase(dir, &attempt, p, Some(&receipt), reason);
+        (_, "failed") => {
+            save_phase(dir, &attempt, phase, Some(&receipt), reason);
             Event::new(
                 item,
                 "retrying",
@@ -440,7 +450,7 @@ fn deliver(
         }
         // after the submit key: stranded, refused, unknown, queued -> held for a person
         _ => {
-            save_phase(dir, &attempt, "held", Some(&receipt), reason);
+            save_phase(dir, &attempt, Phase::Held, Some(&receipt), reason);
             Event::new(
                 item,
                 "held",
@@ -469,7 +479,7 @@ fn recover(
         save_phase(
             dir,
             item,
-            "held",
+            Phase::Held,
             Some("not-sent"),
             Some(o.verdict.reason()),
         );
@@ -482,13 +492,13 @@ fn recover(
         .as_ref()
         .filter(|c| !c.empty)
         .map(|c| crate::verify::holds_body(c, &item.body));
-    match (item.phase.as_str(), &o.verdict.state, ours) {
+    match (item.phase, &o.verdict.state, ours) {
         // Nothing typed, or the text already left the composer.
-        ("typing", State::Ready, _) => {
-            save_phase(dir, item, "pending", None, None);
+        (Phase::Typing, State::Ready, _) => {
+            save_phase(dir, item, Phase::Pending, None, None);
             Ok(true)
         }
-        ("submitting", State::Ready | State::Busy, None | Some(false))
+        (Phase::Submitting, State::Ready | State::Busy, None | Some(false))
             if o.verdict.composer.as_ref().is_none_or(|c| c.empty) =>
         {
             queue::remove(dir, &item.id)?;
@@ -498,18 +508,18 @@ fn recover(
             Ok(true)
         }
         // Our body sits in the composer, never submitted: clear it and type again.
-        ("typing", State::Draft, Some(true)) => {
+        (Phase::Typing, State::Draft, Some(true)) => {
             crate::deliver::clear_draft(&mut tmux, &item.pane, profile)?;
-            save_phase(dir, item, "pending", None, None);
+            save_phase(dir, item, Phase::Pending, None, None);
             Ok(true)
         }
         // Typed, maybe not submitted: the submit key, then verify.
-        ("submitting", State::Draft, Some(true)) => {
+        (Phase::Submitting, State::Draft, Some(true)) => {
             let pl = plan(item.body.as_bytes(), profile.capability())?;
             let before = o.screen.clone();
             tmux.send_key(&item.pane, &pl.submit().text)?;
             let clock = SystemClock::new();
-            let (j, _, _) = super::send::verify_loop(
+            let (j, _, _) = verify_loop(
                 &mut tmux,
                 profile,
                 &item.pane,
@@ -525,7 +535,7 @@ fn recover(
                 save_phase(
                     dir,
                     item,
-                    "held",
+                    Phase::Held,
                     Some(&j.receipt.to_string()),
                     Some(j.evidence.rule.clone()),
                 );
@@ -536,7 +546,7 @@ fn recover(
             save_phase(
                 dir,
                 item,
-                "held",
+                Phase::Held,
                 Some("not-sent"),
                 Some("the composer holds other text".into()),
             );

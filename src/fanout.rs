@@ -1,0 +1,95 @@
+//! Fan-out: one body to many panes at once, each its own [`Delivery`], their
+//! submits in turns of the shared submit slot, polled through one control-mode
+//! connection.
+//!
+//! [`Delivery`]: crate::deliver::Delivery
+
+use crate::deliver::{deliver_to, Outcome, SendOpts, Shared};
+use crate::error::{Error, Refused, Result};
+use crate::observe::observe;
+use crate::plan::Body;
+use crate::profile::Profiles;
+use crate::tmux::{Process, Server, Tmux};
+use serde_json::json;
+
+/// Every agent pane of the server (of `session`, running `every`).
+pub fn agent_panes(
+    server: &Server,
+    profiles: &Profiles,
+    session: Option<&str>,
+    every: Option<&str>,
+) -> Result<Vec<String>> {
+    let mut tmux = Process::new(server.clone());
+    let mut panes = Vec::new();
+    for p in tmux.list_panes()? {
+        if session.is_some_and(|s| p.target.split(':').next() != Some(s)) {
+            continue;
+        }
+        let Ok(o) = observe(&mut tmux, profiles, None, &p.id) else {
+            continue;
+        };
+        let Some(agent) = o.identity.agent else {
+            continue;
+        };
+        if every.is_none_or(|want| want == agent) {
+            panes.push(p.id);
+        }
+    }
+    if panes.is_empty() {
+        return Err(Error::refused(
+            Refused::NotAgent,
+            "no agent panes to send to",
+        ));
+    }
+    Ok(panes)
+}
+
+/// Deliver `body` to every target at once, one thread each, sharing `shared`
+/// (and, for more than one target, one control-mode connection).
+pub fn deliver_all(
+    server: &Server,
+    profiles: &Profiles,
+    opts: &SendOpts,
+    body: &Body,
+    targets: &[String],
+    shared: Shared,
+) -> Vec<Outcome> {
+    let shared = match targets.first() {
+        Some(t) if targets.len() > 1 => shared.with_connection(server, t),
+        _ => shared,
+    };
+    std::thread::scope(|s| {
+        let handles: Vec<_> = targets
+            .iter()
+            .map(|t| {
+                let shared = &shared;
+                s.spawn(move || deliver_to(server, profiles, opts, t, body, shared, None))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("sender thread"))
+            .collect()
+    })
+}
+
+/// One row per target for the report (each receipt also goes to the delivery log).
+pub fn rows(outcomes: &[Outcome]) -> Vec<serde_json::Value> {
+    outcomes
+        .iter()
+        .map(|o| {
+            if let Some(rec) = &o.rec {
+                crate::log::append(rec);
+            }
+            let mut r = match &o.rec {
+                Some(rec) => rec.to_json(),
+                None => json!({"pane": o.pane, "receipt": "not-sent"}),
+            };
+            r["exit_code"] = o.code.into();
+            if let Some(e) = &o.err {
+                r["error"] = e.to_string().into();
+            }
+            r
+        })
+        .collect()
+}
