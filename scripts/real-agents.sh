@@ -92,7 +92,7 @@
 #                    show-release-notes: false; fresh: the inline `Would you like to see what's new in
 #                    this version? (Y)es/(N)o [Yes]:` question (n, Enter).
 #   record    qwen   RECORD_PATH = ~/.qwen/projects/<cwd, non-alphanumerics as '-'>/chats (a dir or one
-#                    <session>.jsonl): entries "type":"user", "provenance":"real_user"; message.parts[].text.
+#                    <session>.jsonl): entries "type":"user" (0.24.4: "provenance":"real_user"); message.parts[].text.
 #             auggie ~/.augment/prompt-history.jsonl: {"message"} per prompt.
 #             aider  <project>/.aider.input.history: "# <time>" then each line of an entry as "+<line>"
 #                    (it also holds the answers typed to aider's yes/no questions).
@@ -915,7 +915,8 @@ if (agent === "claude") {
     : fs.existsSync(rec) ? [rec] : [];
   files.sort((a, b) => fs.statSync(a).mtimeMs - fs.statSync(b).mtimeMs);
   for (const f of files) for (const e of lines(f)) {
-    if (e.type !== "user" || e.provenance !== "real_user" || !e.message) continue;
+    // 0.24.4 marks the prompts typed by the user "provenance":"real_user"; 0.15.6 has no such field
+    if (e.type !== "user" || (e.provenance !== undefined && e.provenance !== "real_user") || !e.message) continue;
     const parts = (e.message.parts || []).filter((p) => typeof p.text === "string");
     if (parts.length > 0) out(parts.map((p) => p.text).join(""));
   }

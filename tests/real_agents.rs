@@ -1296,7 +1296,8 @@ fn issue19_dialogs(agent: &str) -> Vec<Step> {
         "qwen" => vec![step(
             "onboarding",
             "connect a provider",
-            &["Connect a Provider"],
+            // 0.15.6: "Select Authentication Method"
+            &["Connect a Provider", "Select Authentication Method"],
             &[],
         )],
         "auggie" => vec![
