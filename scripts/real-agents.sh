@@ -86,6 +86,27 @@
 #   clean     stop --all, then delete $ROOT/.cache/real-agents/run/
 #   help      this text
 #
+# Qwen Code, Auggie, Aider (issue 19): AGENT qwen | auggie | aider in every subcommand above.
+#   install   qwen, auggie: npm as above; aider: `pip install aider-chat==<release>` into a venv made in
+#             place at $ROOT/.cache/real-agents/aider-<release>/ (PYTHON= picks the interpreter, 3.10-3.12);
+#             QWEN_VERSION, AUGGIE_VERSION, AIDER_VERSION override one agent.
+#   start     qwen   ready: OPENAI_API_KEY, OPENAI_BASE_URL (port 9: nothing listens) and OPENAI_MODEL, no
+#                    dialog; fresh: without them: the "Connect a Provider" menu.
+#             auggie ready: a fake AUGMENT_SESSION_AUTH plus ~/.augment/.auggie.json (onboarding done) and
+#                    settings.json (indexing denied for the project); fresh: the fake auth only: a welcome
+#                    screen, three tip screens (Enter each), then the workspace-indexing menu (2: never).
+#             aider  `--no-git --model gpt-4o`, a fake OPENAI_API_KEY, LITELLM_LOCAL_MODEL_COST_MAP=True,
+#                    ~/.aider.conf.yml with analytics-disable; ready adds check-update: false and
+#                    show-release-notes: false; fresh: the inline `Would you like to see what's new in
+#                    this version? (Y)es/(N)o [Yes]:` question (n, Enter).
+#   record    qwen   RECORD_PATH = ~/.qwen/projects/<cwd, non-alphanumerics as '-'>/chats (a dir or one
+#                    <session>.jsonl): entries "type":"user" (0.24.4: "provenance":"real_user"); message.parts[].text.
+#             auggie ~/.augment/prompt-history.jsonl: {"message"} per prompt.
+#             aider  <project>/.aider.input.history: "# <time>" then each line of an entry as "+<line>"
+#                    (it also holds the answers typed to aider's yes/no questions).
+#   Offline turns: qwen fails in ~4 s (`✕ [API Error: Connection error…]`); auggie retries with backoff
+#   for minutes (Esc interrupts); aider retries for about a minute (Ctrl-C interrupts).
+#
 # Dialogs (fresh modes), as observed with these versions:
 #   claude fresh: theme menu (Enter), security notes (Enter), trust (Enter; 2.1.259 and 2.1.332 select
 #     "No, exit" first: Down, then Enter). fresh-apikey: trust (the same), API key whose default is "No":
@@ -170,6 +191,10 @@ OPENCODE_VERSION=${OPENCODE_VERSION:-$(table_version_or_newest opencode "$RELEAS
 KILO_VERSION=${KILO_VERSION:-$(table_version_or_newest kilo "$RELEASE")}
 COPILOT_VERSION=${COPILOT_VERSION:-$(table_version_or_newest copilot "$RELEASE")}
 # --- end opencode / kilo / copilot ---
+# qwen, auggie, aider (issue 19)
+QWEN_VERSION=${QWEN_VERSION:-$(table_version qwen "$RELEASE")}
+AUGGIE_VERSION=${AUGGIE_VERSION:-$(table_version auggie "$RELEASE")}
+AIDER_VERSION=${AIDER_VERSION:-$(table_version aider "$RELEASE")}
 
 CLAUDE_KEY=sk-ant-fake-key-for-offline-test
 CODEX_KEY=sk-fake-offline-test
@@ -178,6 +203,11 @@ GEMINI_KEY=fake-offline-test-key
 OPENCODE_KEY=sk-ant-fake-key-for-offline-test
 # copilot: its bring-your-own-model mode, pointed at a closed local port
 COPILOT_BASE_URL=http://127.0.0.1:9/v1
+# qwen, auggie, aider: port 9 (discard) never listens, and Node's fetch refuses it outright
+QWEN_KEY=sk-fake-offline-test
+QWEN_BASE_URL=http://127.0.0.1:9/v1
+AUGGIE_AUTH='{"accessToken":"fake-offline-token","tenantURL":"http://127.0.0.1:9/","scopes":["email"]}'
+AIDER_KEY=sk-fake-offline-test
 
 STATES_RE='^(ready|draft|busy|starting|exited|dialog:(trust|api-key|onboarding|permission|login|other))$'
 META_FORMAT='cursor_x=#{cursor_x}
@@ -215,7 +245,8 @@ check_agent() {
 	case ${1:-} in
 	claude | codex | gemini) ;;
 	opencode | kilo | copilot) ;;
-	*) usage_die "unknown agent '${1:-}' (want claude, codex, gemini, opencode, kilo or copilot)" ;;
+	qwen | auggie | aider) ;;
+	*) usage_die "unknown agent '${1:-}' (want claude, codex, gemini, opencode, kilo, copilot, qwen, auggie or aider)" ;;
 	esac
 }
 
@@ -227,6 +258,9 @@ agent_pkg() {
 	opencode) echo opencode-ai ;;
 	kilo) echo @kilocode/cli ;;
 	copilot) echo @github/copilot ;;
+	qwen) echo @qwen-code/qwen-code ;;
+	auggie) echo @augmentcode/auggie ;;
+	aider) echo aider-chat ;; # PyPI, into a venv
 	esac
 }
 
@@ -238,6 +272,9 @@ agent_version() {
 	opencode) echo "$OPENCODE_VERSION" ;;
 	kilo) echo "$KILO_VERSION" ;;
 	copilot) echo "$COPILOT_VERSION" ;;
+	qwen) echo "$QWEN_VERSION" ;;
+	auggie) echo "$AUGGIE_VERSION" ;;
+	aider) echo "$AIDER_VERSION" ;;
 	esac
 }
 
@@ -255,12 +292,20 @@ agent_bin() {
 	opencode) echo "$dir/node_modules/.bin/opencode" ;; # -> opencode-ai/bin/opencode.exe (a native binary)
 	kilo) echo "$dir/node_modules/.bin/kilo" ;;         # a node script that runs @kilocode/cli/bin/.kilo
 	copilot) echo "$dir/node_modules/.bin/copilot" ;;   # npm-loader.js (node) -> @github/copilot-linux-x64/copilot
+	qwen) echo "$dir/node_modules/.bin/qwen" ;;
+	auggie) echo "$dir/node_modules/.bin/auggie" ;;
+	aider) echo "$dir/bin/aider" ;; # the venv's console script: python3 .../bin/aider
 	esac
 }
 
 # installed_version AGENT DIR: the version in node_modules/<pkg>/package.json, or nothing
 installed_version() {
 	local pj
+	if [[ $1 == aider ]]; then
+		[[ -x $2/bin/python ]] || return 0
+		"$2/bin/python" -c 'import importlib.metadata as m; print(m.version("aider-chat"), end="")' 2>/dev/null || true
+		return 0
+	fi
 	pj="$2/node_modules/$(agent_pkg "$1")/package.json"
 	[[ -f $pj ]] || return 0
 	node -e 'try { process.stdout.write(String(require(process.argv[1]).version || "")) } catch (e) {}' "$pj"
@@ -291,6 +336,10 @@ install_agent() {
 	ver=$(agent_version "$agent")
 	pkg=$(agent_pkg "$agent")
 	dir=$(agent_dir "$agent")
+	if [[ $agent == aider ]]; then
+		install_aider "$ver" "$dir"
+		return 0
+	fi
 	need_npm
 	if ! is_installed "$agent"; then
 		tmp=$dir.partial.$$
@@ -329,9 +378,46 @@ install_agent() {
 	echo "$agent $ver $bin"
 }
 
+# install_aider VERSION DIR: aider-chat from PyPI into a venv at DIR (a venv cannot be moved, so it is
+# made in place; a half-made one fails the version check and is made again)
+install_aider() {
+	local ver=$1 dir=$2 py got
+	if ! is_installed aider; then
+		py=${PYTHON:-}
+		if [[ -z $py ]]; then
+			local c
+			for c in python3.12 python3.11 python3.10 python3; do
+				command -v "$c" >/dev/null 2>&1 || continue
+				# aider-chat 0.86 requires Python >=3.10,<3.13, and the venv module with ensurepip
+				if "$c" -c 'import sys, venv, ensurepip; sys.exit(not ((3, 10) <= sys.version_info[:2] <= (3, 12)))' \
+					2>/dev/null; then
+					py=$(command -v "$c")
+					break
+				fi
+			done
+		fi
+		[[ -n $py ]] || die "no Python 3.10-3.12 with the venv module (aider needs one; PYTHON= names it)"
+		rm -rf "$dir"
+		mkdir -p "$(dirname "$dir")"
+		log "installing aider-chat==$ver into the venv $dir"
+		"$py" -m venv "$dir" >&2 || die "python3 -m venv $dir failed"
+		if ! "$dir/bin/pip" install --disable-pip-version-check "aider-chat==$ver" >"$dir/pip-install.log" 2>&1; then
+			tail -n 30 "$dir/pip-install.log" >&2
+			rm -rf "$dir"
+			die "pip install aider-chat==$ver failed (log above)"
+		fi
+		got=$(installed_version aider "$dir")
+		[[ $got == "$ver" ]] || {
+			rm -rf "$dir"
+			die "pip installed aider-chat version '$got', wanted '$ver'"
+		}
+	fi
+	echo "aider $ver $(agent_bin aider "$dir")"
+}
+
 cmd_install() {
 	local agents=("$@") a
-	[[ ${#agents[@]} -gt 0 ]] || agents=(claude codex gemini opencode kilo copilot)
+	[[ ${#agents[@]} -gt 0 ]] || agents=(claude codex gemini opencode kilo copilot qwen auggie aider)
 	for a in "${agents[@]}"; do check_agent "$a"; done
 	for a in "${agents[@]}"; do install_agent "$a"; done
 }
@@ -556,10 +642,44 @@ seed_copilot() {
 }
 
 # --- end opencode / kilo / copilot ---
+# qwen: no dialog offline with the OPENAI_* variables (fresh leaves them out: "Connect a Provider")
+seed_qwen() {
+	local mode=$1 home=$2
+	mkdir -p "$home/.qwen"
+	[[ $mode == ready ]] || return 0
+	# what qwen writes itself at its first start
+	json '({ui: {autoModeAcknowledged: true}})' >"$home/.qwen/settings.json"
+}
+
+# auggie: ready skips the onboarding (welcome, three tip screens) and the workspace-indexing menu
+seed_auggie() {
+	local mode=$1 home=$2 project=$3
+	mkdir -p "$home/.augment"
+	[[ $mode == ready ]] || return 0
+	json '({lastUsed: "2026-12-02T00:00:00.000Z", sessionCount: 1, onboardingVersion: "1.0.0"})' \
+		>"$home/.augment/.auggie.json"
+	json '({indexingDenyDirs: [a[0]]})' "$project" >"$home/.augment/settings.json"
+}
+
+# aider: ~/.aider.conf.yml. ready: no release-notes question, no update check (offline it prints
+# an SSL/DNS error); both: no analytics question (asked at random on a first start)
+seed_aider() {
+	local mode=$1 home=$2
+	{
+		echo "analytics-disable: true"
+		if [[ $mode == ready ]]; then
+			echo "check-update: false"
+			echo "show-release-notes: false"
+		fi
+	} >"$home/.aider.conf.yml"
+}
 
 record_path() {
 	local agent=$1 home=$2 project=$3
 	case $agent in
+	qwen) echo "$home/.qwen/projects/${project//[^a-zA-Z0-9]/-}/chats" ;;
+	auggie) echo "$home/.augment/prompt-history.jsonl" ;;
+	aider) echo "$project/.aider.input.history" ;;
 	claude) echo "$home/.claude/projects/${project//[^a-zA-Z0-9]/-}" ;;
 	codex) echo "$home/.codex/history.jsonl" ;;
 	gemini) echo "$home/.gemini/tmp/${project##*/}/logs.json" ;;
@@ -591,6 +711,7 @@ cmd_start() {
 	bin=$(agent_bin "$agent")
 	nodedir=$(dirname "$(command -v node)")
 	AGENT_PATH="$(agent_dir "$agent")/node_modules/.bin:$nodedir:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	[[ $agent != aider ]] || AGENT_PATH="$(agent_dir aider)/bin:$AGENT_PATH"
 
 	unique="$(date +%s)-$$"
 	run=$RUNS/$agent-$unique
@@ -610,6 +731,9 @@ cmd_start() {
 	gemini) seed_gemini "$mode" "$home" "$project" ;;
 	opencode | kilo) seed_opencode "$mode" "$home" "$agent" ;;
 	copilot) seed_copilot "$mode" "$home" "$project" ;;
+	qwen) seed_qwen "$mode" "$home" ;;
+	auggie) seed_auggie "$mode" "$home" "$project" ;;
+	aider) seed_aider "$mode" "$home" ;;
 	esac
 
 	local -a envs=(HOME="$home" PATH="$AGENT_PATH" LANG=C.UTF-8)
@@ -641,6 +765,19 @@ cmd_start() {
 		;;
 	copilot)
 		envs+=(COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL="$COPILOT_BASE_URL" COPILOT_MODEL=gpt-4o)
+		;;
+	qwen)
+		# fresh: no provider in the environment -> the "Connect a Provider" menu
+		[[ $mode != ready ]] ||
+			envs+=(OPENAI_API_KEY="$QWEN_KEY" OPENAI_BASE_URL="$QWEN_BASE_URL" OPENAI_MODEL=gpt-4o)
+		;;
+	auggie)
+		envs+=(AUGMENT_SESSION_AUTH="$AUGGIE_AUTH")
+		;;
+	aider)
+		# LITELLM_LOCAL_MODEL_COST_MAP: litellm's bundled price table, not a download at each start
+		envs+=(OPENAI_API_KEY="$AIDER_KEY" LITELLM_LOCAL_MODEL_COST_MAP=True)
+		args+=(--no-git --model gpt-4o)
 		;;
 	esac
 	local extra
@@ -887,6 +1024,34 @@ if (agent === "claude") {
   try { a = JSON.parse(fs.readFileSync(rec, "utf8")); } catch (e) { fail(`${rec}: not JSON: ${e.message}`); }
   if (!Array.isArray(a)) fail(`${rec}: not a JSON array`);
   for (const e of a) if (e && e.type === "user" && typeof e.message === "string") out(e.message);
+} else if (agent === "qwen") {
+  // ~/.qwen/projects/<cwd, non-alphanumerics as '-'>/chats/<session>.jsonl: {"type":"user",
+  // "provenance":"real_user","message":{"role":"user","parts":[{"text":...}]}}
+  const files = fs.existsSync(rec) && fs.statSync(rec).isDirectory()
+    ? fs.readdirSync(rec).filter((f) => f.endsWith(".jsonl")).map((f) => path.join(rec, f))
+    : fs.existsSync(rec) ? [rec] : [];
+  files.sort((a, b) => fs.statSync(a).mtimeMs - fs.statSync(b).mtimeMs);
+  for (const f of files) for (const e of lines(f)) {
+    // 0.24.4 marks the prompts typed by the user "provenance":"real_user"; 0.15.6 has no such field
+    if (e.type !== "user" || (e.provenance !== undefined && e.provenance !== "real_user") || !e.message) continue;
+    const parts = (e.message.parts || []).filter((p) => typeof p.text === "string");
+    if (parts.length > 0) out(parts.map((p) => p.text).join(""));
+  }
+} else if (agent === "auggie") {
+  // ~/.augment/prompt-history.jsonl: {"message": ...} per prompt
+  if (!fs.existsSync(rec)) process.exit(0);
+  for (const e of lines(rec)) if (typeof e.message === "string") out(e.message);
+} else if (agent === "aider") {
+  // <project>/.aider.input.history (prompt_toolkit's FileHistory): "\n# <time>\n" then each line of
+  // the entry as "+<line>\n". Also holds the answers to aider's (Y)es/(N)o questions.
+  if (!fs.existsSync(rec)) process.exit(0);
+  let cur = null;
+  for (const l of fs.readFileSync(rec, "utf8").split("\n")) {
+    if (l.startsWith("+")) { cur = cur === null ? l.slice(1) : cur + "\n" + l.slice(1); continue; }
+    if (cur !== null) out(cur);
+    cur = null;
+  }
+  if (cur !== null) out(cur);
 }
 EOF
 }
@@ -941,7 +1106,7 @@ capture_with_tmux() {
 
 cmd_versions() {
 	local a
-	for a in claude codex gemini opencode kilo copilot; do echo "$a $(agent_version "$a")"; done
+	for a in claude codex gemini opencode kilo copilot qwen auggie aider; do echo "$a $(agent_version "$a")"; done
 	awk '$1 !~ /^#/ && NF >= 3 { print "table", $1, $2, $3 }' "$VERSIONS_FILE"
 }
 

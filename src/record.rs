@@ -31,12 +31,18 @@ pub struct RecordDef {
     /// agent's environment. A `*` in a component matches any name (the newest
     /// files and directories first).
     pub path: String,
-    /// `jsonl` (one JSON object a line, appended) or `json-array` (one array).
+    /// `jsonl` (one JSON object a line, appended), `json-array` (one array) or
+    /// `prefixed-lines` (plain text: each line of an entry starts with
+    /// `line_prefix`, any other line ends the entry; Aider's FileHistory).
     #[serde(default)]
     pub format: RecordFormat,
     /// The field that holds the prompt, dotted (`message.content`). A list of
-    /// parts (`[{"type":"text","text":…}]`) is joined.
+    /// parts (`[{"type":"text","text":…}]`) is joined. (JSON formats only.)
+    #[serde(default)]
     pub text: String,
+    /// `prefixed-lines`: the prefix of each line of an entry (`+`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line_prefix: Option<String>,
     /// Only entries whose fields have these values (`type = "user"`).
     #[serde(default)]
     pub filter: BTreeMap<String, String>,
@@ -95,6 +101,7 @@ pub enum RecordFormat {
     #[default]
     Jsonl,
     JsonArray,
+    PrefixedLines,
 }
 
 /// Where an agent publishes its own state (a profile's `[status]`): Claude
@@ -325,8 +332,11 @@ impl Mark {
         let deadline = start + self.wait;
         loop {
             let (path, entries) = self.appended();
-            if !entries.is_empty() || Instant::now() >= deadline {
-                let mut p = judge(&self.def, body, &entries);
+            let done = Instant::now() >= deadline;
+            // an entry that is not (yet) the body may be half written (a plain
+            // text record has no end mark): look again until the deadline
+            let judged = (!entries.is_empty() || done).then(|| judge(&self.def, body, &entries));
+            if let Some(mut p) = judged.filter(|p| p.matched == "exact" || done) {
                 p.path = Some(
                     path.unwrap_or_else(|| self.pattern.clone())
                         .display()
@@ -361,6 +371,9 @@ impl Mark {
                     .filter_map(|v| entry_text(&self.def, &v))
                     .map(|t| put_back_files(&self.files, &self.def, &p, t))
                     .collect(),
+                RecordFormat::PrefixedLines => {
+                    prefixed_entries(&tail_lines(&self.files, &p, since), &self.def)
+                }
             };
             if !texts.is_empty() {
                 return (Some(p), texts);
@@ -503,6 +516,31 @@ fn put_back_parts(pd: &PartsDef, v: &serde_json::Value, mut text: String) -> Str
     text
 }
 
+/// The entries of a `prefixed-lines` record: runs of lines that start with the
+/// prefix, the prefix taken off, joined with `\n`.
+fn prefixed_entries(lines: &[String], def: &RecordDef) -> Vec<String> {
+    let prefix = def.line_prefix.as_deref().unwrap_or("");
+    let mut out = Vec::new();
+    let mut cur: Option<String> = None;
+    for l in lines {
+        match (l.strip_prefix(prefix), cur.as_mut()) {
+            (Some(t), Some(c)) => {
+                c.push('\n');
+                c.push_str(t);
+            }
+            (Some(t), None) => cur = Some(t.to_string()),
+            (None, _) => out.extend(cur.take()),
+        }
+    }
+    out.extend(cur);
+    out.into_iter()
+        .map(|t| match def.unwrap.as_deref().map(regex::Regex::new) {
+            Some(Ok(re)) => re.replace_all(&t, "$text").into_owned(),
+            _ => t,
+        })
+        .collect()
+}
+
 fn field<'a>(v: &'a serde_json::Value, dotted: &str) -> Option<&'a serde_json::Value> {
     dotted.split('.').try_fold(v, |v, k| v.get(k))
 }
@@ -528,7 +566,7 @@ fn read_array(files: &crate::files::Files, path: &Path) -> Vec<serde_json::Value
 /// Size (jsonl) or entry count (json-array) of `path` now.
 fn count(files: &crate::files::Files, def: &RecordDef, path: &Path) -> u64 {
     match def.format {
-        RecordFormat::Jsonl => files.len(path).unwrap_or(0),
+        RecordFormat::Jsonl | RecordFormat::PrefixedLines => files.len(path).unwrap_or(0),
         RecordFormat::JsonArray => read_array(files, path).len() as u64,
     }
 }
@@ -660,6 +698,7 @@ mod tests {
             unwrap: None,
             parts: None,
             file_ref: None,
+            line_prefix: None,
             wait_ms: 10,
             startup_wait_ms: None,
         }
@@ -742,6 +781,43 @@ mod tests {
             sha256_hex(b"abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+
+    #[test]
+    fn a_prefixed_lines_record_is_read_by_entry() {
+        // Aider 0.86.2's .aider.input.history (prompt_toolkit FileHistory)
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join(".aider.input.history");
+        std::fs::write(&f, "\n# 2026-12-02 13:50:10.426558\n+n\n").unwrap();
+        let d = RecordDef {
+            path: f.display().to_string(),
+            format: RecordFormat::PrefixedLines,
+            line_prefix: Some("+".into()),
+            filter: BTreeMap::new(),
+            tab_width: None,
+            ..def("")
+        };
+        let m = Mark {
+            before: BTreeMap::from([(f.clone(), std::fs::metadata(&f).unwrap().len())]),
+            files: crate::files::Files::Local,
+            wait: Duration::from_millis(10),
+            pattern: f.clone(),
+            def: d.clone(),
+        };
+        use std::io::Write;
+        let mut w = std::fs::OpenOptions::new().append(true).open(&f).unwrap();
+        write!(
+            w,
+            "\n# 2026-12-02 13:50:15.648462\n+three lines\n+\tsecond\n++third\n"
+        )
+        .unwrap();
+        assert_eq!(
+            m.appended().1,
+            vec!["three lines\n\tsecond\n+third".to_string()]
+        );
+        assert_eq!(m.prove("three lines\n\tsecond\n+third").matched, "exact");
+        write!(w, "\n# 2026-12-02 13:50:16\n+next\n").unwrap();
+        assert_eq!(m.appended().1.len(), 2);
     }
 
     #[test]

@@ -20,6 +20,9 @@ const BUILTIN: &[(&str, &str)] = &[
     ("opencode", include_str!("opencode.toml")),
     ("kilo", include_str!("kilo.toml")),
     ("copilot", include_str!("copilot.toml")),
+    ("qwen", include_str!("qwen.toml")),
+    ("auggie", include_str!("auggie.toml")),
+    ("aider", include_str!("aider.toml")),
 ];
 
 /// One agent, as written in TOML.
@@ -721,9 +724,14 @@ mod tests {
     #[test]
     fn builtins_compile() {
         let p = Profiles::builtin();
-        assert_eq!(&p.names()[..3], ["claude", "codex", "gemini"]);
-        assert!(p.names().contains(&"opencode"));
-        assert_eq!(p.iter().count(), p.names().len());
+        assert_eq!(
+            p.names(),
+            vec![
+                "claude", "codex", "gemini", "opencode", "kilo", "copilot", "qwen", "auggie",
+                "aider"
+            ]
+        );
+        assert_eq!(p.iter().count(), BUILTIN.len());
     }
 
     /// A built-in profile rewritten as one `[[agent]]` entry of a user file.
@@ -748,13 +756,13 @@ mod tests {
         let mut p = Profiles::builtin();
         let claude =
             as_user_entry(BUILTIN[0].1).replace("submit_delay_ms = 130", "submit_delay_ms = 999");
-        let aider =
-            as_user_entry(BUILTIN[0].1).replacen("name = \"claude\"", "name = \"aider\"", 1);
-        p.merge_str(&format!("{claude}\n{aider}"), "test").unwrap();
+        let mine = as_user_entry(BUILTIN[0].1).replacen("name = \"claude\"", "name = \"mine\"", 1);
+        p.merge_str(&format!("{claude}\n{mine}"), "test").unwrap();
         assert_eq!(p.get("claude").unwrap().capability().submit_delay_ms, 999);
         assert_eq!(p.get("claude").unwrap().source, "test");
-        assert!(p.get("aider").is_ok());
-        assert_eq!(p.names().last(), Some(&"aider"));
+        assert!(p.get("mine").is_ok());
+        assert_eq!(p.names().last(), Some(&"mine"));
+        assert_eq!(p.names().len(), BUILTIN.len() + 1);
     }
 
     #[test]
