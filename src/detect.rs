@@ -462,10 +462,10 @@ fn find_composer(cx: &mut Ctx) -> Option<Composer> {
                     && p.placeholders.iter().any(|re| re.is_match(first.trim())))
                     || p.placeholders.iter().any(|re| re.is_match(&text));
                 let paste_placeholder = p.paste_placeholders.iter().any(|re| re.is_match(&text));
-                // How the text is drawn decides where the read carries attributes
-                // (a new placeholder wording, or typed text that reads like one);
-                // the placeholder regexes decide where it does not.
-                let placeholder = match drawn_as(
+                // How the text is drawn tells a placeholder whose wording no regex
+                // knows (a new release's); the regexes stay a second signal, so a
+                // theme that draws the placeholder in another colour still reads it.
+                let by_style = match drawn_as(
                     cx,
                     (y, text_last),
                     caps.name("text").map(|m| m.start()),
@@ -475,8 +475,9 @@ fn find_composer(cx: &mut Ctx) -> Option<Composer> {
                         cx.check("composer.placeholder-style", by_style, detail);
                         by_style && !paste_placeholder
                     }
-                    None => by_text,
+                    None => false,
                 };
+                let placeholder = by_text || by_style;
                 let empty = text.is_empty() || placeholder;
                 cx.check(
                     &id,
@@ -997,28 +998,38 @@ mod tests {
                 "{name} no attributes"
             );
         }
-        // typed text that reads like a placeholder is typed, drawn plain
-        for (name, agent, typed, wording) in [
+        // typed text (drawn plain) is typed; a placeholder the regexes know stays
+        // one whatever its colour (a theme may draw it in another)
+        for (name, agent, typed, wording, known) in [
             (
                 "codex/10-typed-hello",
                 "codex",
                 "hello world",
+                "Ask Codex for a new plan",
                 "Ask Codex to do anything",
             ),
             (
                 "gemini/10-typed-hello",
                 "gemini",
                 "hello world",
+                "Type your own message",
                 "Type your message or @path/to/file",
             ),
             (
                 "claude/v2.1.332-draft-typed-80x24",
                 "claude",
                 "\u{a0}hello there",
+                "\u{a0}Resend your message to Claude",
                 "\u{a0}Resend your message to try again",
             ),
         ] {
             let prof = p.get(agent).unwrap();
+            let s = drawn(name, typed, known);
+            assert_eq!(
+                detect(prof, &s).state,
+                State::Ready,
+                "{name}: {known:?} drawn plain"
+            );
             let v = detect(prof, &drawn(name, typed, wording));
             assert_eq!(v.state, State::Draft, "{name}: {}", v.reason());
             assert_eq!(
