@@ -71,17 +71,18 @@ impl Case {
         for r in &f.rows {
             assert!(crate::text::width(r) <= self.w, "row too wide: {r:?}");
         }
-        let meta = format!(
-            "cursor_x={}\ncursor_y={}\ncursor_flag={}\npane_width={}\npane_height={}\nalternate_on={}\npane_current_command=promptgate\npane_in_mode=0\npane_dead=0\npane_title={}\n",
-            f.cursor.0,
-            f.cursor.1,
-            f.cursor_visible as u8,
-            self.w,
-            self.h,
-            matches!(self.like, Like::Codex | Like::Opencode) as u8,
-            f.title.as_deref().unwrap_or("host"),
-        );
-        Screen::from_capture(&f.rows.join("\n"), &meta)
+        // the screen as a read of the fake's pane would give it (no .meta text)
+        Screen {
+            rows: f.rows.clone(),
+            cursor: Some(f.cursor),
+            cursor_visible: Some(f.cursor_visible),
+            width: self.w,
+            height: self.h,
+            alternate_on: matches!(self.like, Like::Codex | Like::Opencode),
+            command: Some("promptgate".into()),
+            title: Some(f.title.clone().unwrap_or_else(|| "host".into())),
+            ..Screen::default()
+        }
     }
 
     fn verdict(&self) -> Verdict {
@@ -271,10 +272,12 @@ fn start_up_pictures_are_starting() {
                 title: None,
                 after_error: false,
             });
-            let s = Screen::from_capture(
-                &rows.join("\n"),
-                &format!("pane_width={}\npane_height={}\n", size.0, size.1),
-            );
+            let s = Screen {
+                rows: rows.clone(),
+                width: size.0,
+                height: size.1,
+                ..Screen::default()
+            };
             let p = profiles();
             let v = detect(p.get(like.name()).unwrap(), &s);
             assert_eq!(v.state.to_string(), "starting", "{like:?} flicker");
