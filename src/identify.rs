@@ -433,6 +433,9 @@ pub fn note_foreground(s: &mut Screen) {
 /// The processes under `root` (itself included), read from `/proc`. Empty where
 /// there is no `/proc`.
 pub fn process_tree(root: u32) -> Vec<Proc> {
+    if let Some(tree) = tree_by_children(root) {
+        return tree.into_iter().map(proc_info).collect();
+    }
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -459,9 +462,58 @@ pub fn process_tree(root: u32) -> Vec<Proc> {
     tree.into_iter().map(proc_info).collect()
 }
 
+/// The pids under `root` (itself first, breadth first) from each thread's
+/// `/proc/PID/task/TID/children`: only the tree is read, not every process of
+/// the machine. `None` where the kernel has no such file (then `/proc` is walked).
+fn tree_by_children(root: u32) -> Option<Vec<u32>> {
+    let mut tree = vec![root];
+    let mut i = 0;
+    while i < tree.len() {
+        let pid = tree[i];
+        match std::fs::read_dir(format!("/proc/{pid}/task")) {
+            Ok(tasks) => {
+                for t in tasks.flatten() {
+                    match std::fs::read_to_string(t.path().join("children")) {
+                        Ok(c) => {
+                            tree.extend(c.split_whitespace().filter_map(|p| p.parse::<u32>().ok()))
+                        }
+                        // a thread that ended meanwhile is fine; no such file at all is not
+                        Err(e)
+                            if i == 0
+                                && e.kind() == std::io::ErrorKind::NotFound
+                                && t.path().exists() =>
+                        {
+                            return None
+                        }
+                        Err(_) => {}
+                    }
+                }
+            }
+            Err(_) if i == 0 => return None,
+            Err(_) => {}
+        }
+        i += 1;
+    }
+    Some(tree)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tree_from_children_files_is_the_tree_of_the_whole_walk() {
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let me = std::process::id();
+        let quick = tree_by_children(me).expect("this kernel has children files");
+        assert_eq!(quick[0], me);
+        assert!(quick.contains(&child.id()), "{quick:?}");
+        let tree = process_tree(me);
+        assert!(tree.iter().any(|p| p.pid == child.id() && p.comm == "sleep"));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(tree_by_children(u32::MAX - 7), None);
+    }
 
     fn screen(cmd: &str, rows: &[&str]) -> Screen {
         Screen {
