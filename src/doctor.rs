@@ -249,7 +249,9 @@ pub fn agent_release(agent: &str, procs: &[Proc], names: &[String]) -> Option<Ag
             }
         }
         for path in paths {
-            if let Some(r) = package_above(&path, agent, names) {
+            if let Some(r) = package_above(&path, agent, names)
+                .or_else(|| python_dist_beside(&path, agent, names))
+            {
                 return Some(r);
             }
         }
@@ -312,12 +314,72 @@ fn package_above(path: &Path, agent: &str, names: &[String]) -> Option<AgentRele
     None
 }
 
+/// A Python package's release (Aider, from PyPI): for a console script
+/// `ROOT/bin/NAME` (a venv, `/usr/local`, `~/.local`), the `Version:` of the
+/// agent's `ROOT/lib/python*/site-packages/*.dist-info/METADATA`.
+fn python_dist_beside(path: &Path, agent: &str, names: &[String]) -> Option<AgentRelease> {
+    let root = path.parent().filter(|b| b.ends_with("bin"))?.parent()?;
+    for lib in std::fs::read_dir(root.join("lib")).ok()?.flatten() {
+        if !lib.file_name().to_string_lossy().starts_with("python") {
+            continue;
+        }
+        let Ok(site) = std::fs::read_dir(lib.path().join("site-packages")) else {
+            continue;
+        };
+        for d in site.flatten() {
+            let n = d.file_name().to_string_lossy().into_owned();
+            let Some(stem) = n.strip_suffix(".dist-info") else {
+                continue;
+            };
+            let pkg = stem
+                .split('-')
+                .next()
+                .unwrap_or(stem)
+                .replace('_', "-")
+                .to_lowercase();
+            if !(pkg.starts_with(agent) || names.iter().any(|x| *x == pkg)) {
+                continue;
+            }
+            let meta = d.path().join("METADATA");
+            let text = std::fs::read_to_string(&meta).ok()?;
+            let version = text
+                .lines()
+                .take_while(|l| !l.is_empty())
+                .find_map(|l| l.strip_prefix("Version: "))?;
+            return Some(AgentRelease {
+                version: version.trim().to_string(),
+                source: meta.display().to_string(),
+            });
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn list(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_python_agents_release_comes_from_its_dist_info() {
+        let root = tempfile::tempdir().unwrap();
+        let site = root.path().join("lib/python3.11/site-packages");
+        let info = site.join("aider_chat-0.86.2.dist-info");
+        std::fs::create_dir_all(&info).unwrap();
+        std::fs::create_dir_all(site.join("litellm-1.0.0.dist-info")).unwrap();
+        std::fs::write(
+            info.join("METADATA"),
+            "Metadata-Version: 2.1\nName: aider-chat\nVersion: 0.86.2\n\nbody\n",
+        )
+        .unwrap();
+        let script = root.path().join("bin/aider");
+        let r = python_dist_beside(&script, "aider", &[]).unwrap();
+        assert_eq!(r.version, "0.86.2");
+        assert!(python_dist_beside(&script, "codex", &[]).is_none());
+        assert!(python_dist_beside(&root.path().join("aider"), "aider", &[]).is_none());
     }
 
     #[test]

@@ -503,13 +503,18 @@ mod tests {
 
     #[test]
     fn the_tree_from_children_files_is_the_tree_of_the_whole_walk() {
-        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
         let me = std::process::id();
         let quick = tree_by_children(me).expect("this kernel has children files");
         assert_eq!(quick[0], me);
         assert!(quick.contains(&child.id()), "{quick:?}");
         let tree = process_tree(me);
-        assert!(tree.iter().any(|p| p.pid == child.id() && p.comm == "sleep"));
+        assert!(tree
+            .iter()
+            .any(|p| p.pid == child.id() && p.comm == "sleep"));
         let _ = child.kill();
         let _ = child.wait();
         assert_eq!(tree_by_children(u32::MAX - 7), None);
