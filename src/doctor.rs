@@ -337,7 +337,7 @@ fn python_dist_beside(path: &Path, agent: &str, names: &[String]) -> Option<Agen
                 .unwrap_or(stem)
                 .replace('_', "-")
                 .to_lowercase();
-            if !(pkg.starts_with(agent) || names.iter().any(|x| *x == pkg)) {
+            if !(pkg.starts_with(agent) || names.contains(&pkg)) {
                 continue;
             }
             let meta = d.path().join("METADATA");
