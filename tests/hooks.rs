@@ -66,9 +66,9 @@ fn installed_hooks_prove_a_receipt_and_uninstall_restores_the_file() {
         &ts,
     ]);
     srv.wait_state(&pane, "ready", 10.0);
-    let body = "proved by the agent's own hook: $HOME;";
-    let o = srv
-        .pg_cmd(&[
+    // `send --json` to the pane with the hook profile; its exit code and receipt
+    let send = |extra: &[&str], body: &str| {
+        let mut args = vec![
             "send",
             "--profiles",
             profiles.to_str().unwrap(),
@@ -77,13 +77,20 @@ fn installed_hooks_prove_a_receipt_and_uninstall_restores_the_file() {
             "-t",
             &pane,
             "--json",
-            body,
-        ])
-        .env("PROMPTGATE_HOOKS_DIR", &hookdir)
-        .output()
-        .unwrap();
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
-    assert_eq!(code(&o), 0, "{} {r}", stderr(&o));
+        ];
+        args.extend_from_slice(extra);
+        args.push(body);
+        let o = srv
+            .pg_cmd(&args)
+            .env("PROMPTGATE_HOOKS_DIR", &hookdir)
+            .output()
+            .unwrap();
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+        (code(&o), stderr(&o), r)
+    };
+    let body = "proved by the agent's own hook: $HOME;";
+    let (c, err, r) = send(&[], body);
+    assert_eq!(c, 0, "{err} {r}");
     assert_eq!(r["proof"]["source"], "hook", "{r}");
     assert_eq!(r["proof"]["match"], "exact", "{r}");
     assert_eq!(prompts(&t), vec![body]);
@@ -107,24 +114,8 @@ fn installed_hooks_prove_a_receipt_and_uninstall_restores_the_file() {
     assert_eq!(events[0]["prompt"], body);
 
     // --until-done: the agent's Stop hook ends the wait
-    let o = srv
-        .pg_cmd(&[
-            "send",
-            "--profiles",
-            profiles.to_str().unwrap(),
-            "--agent",
-            "hookclaude",
-            "-t",
-            &pane,
-            "--until-done",
-            "--json",
-            "until the Stop hook",
-        ])
-        .env("PROMPTGATE_HOOKS_DIR", &hookdir)
-        .output()
-        .unwrap();
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
-    assert_eq!(code(&o), 0, "{} {r}", stderr(&o));
+    let (c, err, r) = send(&["--until-done"], "until the Stop hook");
+    assert_eq!(c, 0, "{err} {r}");
     assert_eq!(r["turn"]["done"], true, "{r}");
     assert_eq!(r["turn"]["ended_by"], "hook Stop", "{r}");
 
