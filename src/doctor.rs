@@ -341,11 +341,16 @@ fn python_dist_beside(path: &Path, agent: &str, names: &[String]) -> Option<Agen
                 continue;
             }
             let meta = d.path().join("METADATA");
-            let text = std::fs::read_to_string(&meta).ok()?;
-            let version = text
+            let Ok(text) = std::fs::read_to_string(&meta) else {
+                continue;
+            };
+            let Some(version) = text
                 .lines()
                 .take_while(|l| !l.is_empty())
-                .find_map(|l| l.strip_prefix("Version: "))?;
+                .find_map(|l| l.strip_prefix("Version: "))
+            else {
+                continue;
+            };
             return Some(AgentRelease {
                 version: version.trim().to_string(),
                 source: meta.display().to_string(),
