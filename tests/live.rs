@@ -306,17 +306,23 @@ fn the_foreground_job_of_a_shell_pane_is_found() {
         .unwrap();
     assert_eq!(promptgate::identify::foreground_pid(pid), Some(pid));
     srv.tmux(&["send-keys", "-t", &pane, "sleep 30", "Enter"]);
+    // The shell forks, hands the terminal to the child's group, then the child
+    // execs: between the last two the new foreground job is still named `sh`,
+    // so wait for the exec rather than taking the first new group seen.
     let t = Instant::now();
-    let fg = loop {
+    let (fg, comm) = loop {
         let fg = promptgate::identify::foreground_pid(pid).unwrap();
-        if fg != pid {
-            break fg;
+        let comm = std::fs::read_to_string(format!("/proc/{fg}/comm")).unwrap_or_default();
+        if fg != pid && comm.trim() == "sleep" {
+            break (fg, comm);
         }
-        assert!(t.elapsed() < Duration::from_secs(5), "sleep never ran");
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "sleep never ran: foreground {fg} is {comm:?}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
-    let comm = std::fs::read_to_string(format!("/proc/{fg}/comm")).unwrap();
-    assert_eq!(comm.trim(), "sleep");
+    assert_ne!(fg, pid, "{comm}");
     assert!(promptgate::identify::foreground_age(pid).unwrap() < Duration::from_secs(5));
 }
 
