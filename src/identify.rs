@@ -226,16 +226,8 @@ pub fn identify(
         .as_deref()
         .is_some_and(crate::detect::is_shell);
     if !shell {
-        for p in profiles.iter() {
-            for (y, row) in screen.rows.iter().enumerate() {
-                if let Some(m) = p.signature.iter().find_map(|re| re.find(row)) {
-                    return Ok(id(
-                        p,
-                        How::ScreenSignature,
-                        &format!("row {y}: {:?}", m.as_str()),
-                    ));
-                }
-            }
+        if let Some((p, detail)) = by_signature(profiles, screen) {
+            return Ok(id(p, How::ScreenSignature, &detail));
         }
     }
     Ok(Identity {
@@ -246,6 +238,42 @@ pub fn identify(
             screen.command.as_deref().unwrap_or("?")
         ),
     })
+}
+
+/// The profile whose signatures the screen and the title match most (distinct
+/// regexes, each counted once): a fork that shares its parent's placeholder
+/// (Qwen Code's is Gemini CLI's) is told apart by its banner or its title. A tie
+/// goes to the first profile, as before.
+fn by_signature<'a>(profiles: &'a Profiles, screen: &Screen) -> Option<(&'a Profile, String)> {
+    let mut best: Option<(usize, &Profile, String)> = None;
+    for p in profiles.iter() {
+        let mut n = 0;
+        let mut first: Option<String> = None;
+        for re in &p.signature {
+            if let Some((y, m)) = screen
+                .rows
+                .iter()
+                .enumerate()
+                .find_map(|(y, row)| re.find(row).map(|m| (y, m)))
+            {
+                n += 1;
+                first.get_or_insert_with(|| format!("row {y}: {:?}", m.as_str()));
+            }
+        }
+        if let Some(title) = screen.title.as_deref() {
+            for re in &p.title_signature {
+                if let Some(m) = re.find(title) {
+                    n += 1;
+                    first.get_or_insert_with(|| format!("title: {:?}", m.as_str()));
+                }
+            }
+        }
+        if n > 0 && best.as_ref().is_none_or(|(b, _, _)| n > *b) {
+            let detail = first.unwrap_or_default();
+            best = Some((n, p, detail));
+        }
+    }
+    best.map(|(_, p, d)| (p, d))
 }
 
 fn id(p: &Profile, how: How, detail: &str) -> Identity {

@@ -34,3 +34,38 @@ fn every_fixture_is_classified_as_its_manifest_says() {
         failures.join("\n")
     );
 }
+
+/// By screen and title alone (no process to go by, as behind `ssh`), a capture
+/// never names another agent: a fork that shares its parent's placeholder (Qwen
+/// Code and Gemini CLI) is told apart by its banner or its title. A capture that
+/// shows neither stays unnamed; none is named wrongly.
+#[test]
+fn no_fixture_is_taken_for_another_agent_by_its_screen() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let manifest = std::fs::read_to_string(root.join("manifest.tsv")).unwrap();
+    let profiles = Profiles::builtin();
+    let (mut wrong, mut named, mut n) = (Vec::new(), 0, 0);
+    for line in manifest.lines().skip(1).filter(|l| !l.trim().is_empty()) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let (file, agent) = (cols[0], cols[1]);
+        let mut screen = Screen::load(&root.join(format!("{file}.txt")), None).unwrap();
+        // what a pane running the agent through `ssh` reports
+        screen.command = Some("ssh".into());
+        let id = promptgate::identify::identify(&profiles, None, &screen, &[]).unwrap();
+        n += 1;
+        match id.agent.as_deref() {
+            Some(a) if a == agent => named += 1,
+            Some(a) => wrong.push(format!("{file} ({agent}): named {a} by {}", id.detail)),
+            None => {}
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {n} named wrongly:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+    assert!(named * 2 > n, "only {named} of {n} named by screen");
+    let qwen = manifest.lines().filter(|l| l.contains("\tqwen\t")).count();
+    assert!(qwen >= 20, "{qwen} qwen captures");
+}

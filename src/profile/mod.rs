@@ -78,6 +78,10 @@ pub struct IdentifyDef {
     /// Screen signature: regexes, any of which on any row identifies the agent.
     #[serde(default)]
     pub screen: Vec<String>,
+    /// Pane-title signature: regexes on `pane_title` (forks that share a
+    /// screen, such as Qwen Code and Gemini CLI, differ in their titles).
+    #[serde(default)]
+    pub title: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -261,6 +265,7 @@ pub struct Profile {
     pub starting: Vec<Marker>,
     pub echo: Vec<Regex>,
     pub signature: Vec<Regex>,
+    pub title_signature: Vec<Regex>,
     /// Where it came from: `builtin` or a file path.
     pub source: String,
 }
@@ -424,6 +429,10 @@ impl Profile {
             signature: res(
                 &[Seg::Key("identify"), Seg::Key("screen")],
                 &def.identify.screen,
+            )?,
+            title_signature: res(
+                &[Seg::Key("identify"), Seg::Key("title")],
+                &def.identify.title,
             )?,
             source: source.to_string(),
             def,
