@@ -45,6 +45,35 @@ fn settle(srv: &TmuxServer, pane: &str, still: Duration, max: Duration) {
     }
 }
 
+/// Wait until no process but the server names this server's socket in its argv:
+/// the tmux clients (and the slow link's wrapper) a killed sender left behind.
+fn clients_gone(srv: &TmuxServer, max: Duration) {
+    let server: u32 = srv
+        .tmux_out(&["display", "-p", "#{pid}"])
+        .trim()
+        .parse()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        let left: Vec<String> = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|&pid| pid != server && pid != std::process::id())
+            .filter_map(|pid| {
+                let argv = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+                let argv = String::from_utf8_lossy(&argv).replace('\0', " ");
+                argv.contains(&srv.socket).then(|| format!("{pid}: {argv}"))
+            })
+            .collect();
+        if left.is_empty() {
+            return;
+        }
+        assert!(start.elapsed() < max, "still running: {left:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn trial(throttled: bool, sig: i32, after_ms: u64) {
     let what = format!(
         "{} after {after_ms} ms{}",
@@ -79,7 +108,10 @@ fn trial(throttled: bool, sig: i32, after_ms: u64) {
         libc::kill(child.id() as i32, sig);
     }
     let o = child.wait_with_output().unwrap();
-    // whatever it left running (a tmux client with the whole body) finishes
+    // whatever it left running (a tmux client with the whole body, behind the
+    // slow link) finishes: the screen holds still while a buffer loads, so no
+    // stretch of stillness alone says that the paste is over
+    clients_gone(&srv, Duration::from_secs(60));
     settle(
         &srv,
         &pane,
