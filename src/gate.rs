@@ -1,9 +1,11 @@
 //! The gate: poll a pane until it is really ready for input, or say why not.
 //!
 //! Ready means: the detector says `ready` and the picture has not changed for
-//! the stability window. A dialog, an exited agent, a pane in a mode (and a
-//! draft, or busy without `wait_busy`) end the wait at once. The reader and
-//! the clock are passed in, so tests drive the loop with scripted screens.
+//! the stability window. An exited agent, a pane in a mode (or busy without
+//! `wait_busy`) end the wait at once; a dialog or a draft ends it once the
+//! picture has held still for the window (a frame half drawn is not evidence).
+//! The reader and the clock are passed in, so tests drive the loop with
+//! scripted screens.
 
 use crate::detect::{detect, Evidence, State, Verdict};
 use crate::error::Result;
@@ -307,7 +309,16 @@ pub fn wait(
             );
             return Ok(done(true, reason, verdict, screen));
         }
-        if is_final(&verdict.state, opts) {
+        // A draft or a dialog read off the screen is believed once the picture
+        // holds still for the window: an agent redrawing after a turn (or tmux
+        // caught between two writes of one frame) can show a half-drawn picture
+        // with the cursor on a transcript row. What tmux reports (dead, in a
+        // mode) and busy (spinners never hold still) end the wait at once.
+        let settled = match verdict.state {
+            State::Draft | State::Dialog(_) => held >= opts.stable,
+            _ => true,
+        };
+        if is_final(&verdict.state, opts) && settled {
             let reason = format!("{} ({})", verdict.state, verdict.reason());
             return Ok(done(false, reason, verdict, screen));
         }

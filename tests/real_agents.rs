@@ -77,7 +77,7 @@ fn enabled(test: &str) -> bool {
     let _ = writeln!(
         std::io::stderr(),
         "real_agents::{test}: SKIPPED: the real-agent suite runs only with PROMPTGATE_REAL_AGENTS=1 \
-         (it starts the real Claude Code, Codex CLI and Gemini CLI offline; install them with \
+         (it starts the nine real agents of the README's table offline; install them with \
          `scripts/real-agents.sh install`)"
     );
     false
