@@ -243,37 +243,32 @@ pub fn identify(
 /// The profile whose signatures the screen and the title match most (distinct
 /// regexes, each counted once): a fork that shares its parent's placeholder
 /// (Qwen Code's is Gemini CLI's) is told apart by its banner or its title. A tie
-/// goes to the first profile, as before.
+/// goes to the first profile, as before. The detail names every match counted.
 fn by_signature<'a>(profiles: &'a Profiles, screen: &Screen) -> Option<(&'a Profile, String)> {
-    let mut best: Option<(usize, &Profile, String)> = None;
+    let mut best: Option<(&Profile, Vec<String>)> = None;
     for p in profiles.iter() {
-        let mut n = 0;
-        let mut first: Option<String> = None;
-        for re in &p.signature {
-            if let Some((y, m)) = screen
-                .rows
+        let mut found: Vec<String> =
+            p.signature
                 .iter()
-                .enumerate()
-                .find_map(|(y, row)| re.find(row).map(|m| (y, m)))
-            {
-                n += 1;
-                first.get_or_insert_with(|| format!("row {y}: {:?}", m.as_str()));
-            }
-        }
+                .filter_map(|re| {
+                    screen.rows.iter().enumerate().find_map(|(y, row)| {
+                        re.find(row).map(|m| format!("row {y}: {:?}", m.as_str()))
+                    })
+                })
+                .collect();
         if let Some(title) = screen.title.as_deref() {
-            for re in &p.title_signature {
-                if let Some(m) = re.find(title) {
-                    n += 1;
-                    first.get_or_insert_with(|| format!("title: {:?}", m.as_str()));
-                }
-            }
+            found.extend(
+                p.title_signature
+                    .iter()
+                    .filter_map(|re| re.find(title))
+                    .map(|m| format!("title: {:?}", m.as_str())),
+            );
         }
-        if n > 0 && best.as_ref().is_none_or(|(b, _, _)| n > *b) {
-            let detail = first.unwrap_or_default();
-            best = Some((n, p, detail));
+        if !found.is_empty() && best.as_ref().is_none_or(|(_, b)| found.len() > b.len()) {
+            best = Some((p, found));
         }
     }
-    best.map(|(_, p, d)| (p, d))
+    best.map(|(p, found)| (p, found.join("; ")))
 }
 
 fn id(p: &Profile, how: How, detail: &str) -> Identity {
