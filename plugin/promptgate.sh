@@ -24,9 +24,19 @@ PG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=plugin/lib.sh
 . "$PG_DIR/plugin/lib.sh"
 
-# The prompt type of the send prompt (tmux 3.3 and later): its history, which
-# would keep the prompts, is cleared after each one.
-PG_PROMPT_TYPE=window-target
+# The prompt type of the send prompt (tmux 3.3 to 3.7): its history, which
+# would keep the prompts, is cleared after each one. tmux 3.8 knows only the
+# command and search types; there the prompt is a search prompt (Tab completes
+# no tmux command) and its history is left alone (clearing it would drop the
+# user's own searches).
+pg_prompt_type() {
+	pg_tmux_version
+	if [ "$PG_TMUX_VER" -ge 308 ]; then
+		PG_PROMPT_TYPE=search PG_PROMPT_CLEAR=0
+	else
+		PG_PROMPT_TYPE=window-target PG_PROMPT_CLEAR=1
+	fi
+}
 
 pg_need_bin() { # CLIENT
 	pg_find_bin && return 0
@@ -90,6 +100,7 @@ pg_action_send() { # ORIGIN CLIENT
 	tmpl="set-buffer -b $buf -- \"x$ph\" ; run-shell -b $(pg_tmux_quote "#{@promptgate-helper} prompt-done ${target#%} #{q:client_name} $buf")"
 	if [ "$PG_TMUX_VER" -ge 303 ]; then
 		# -b: do not hold this shell until the prompt is answered (3.3)
+		pg_prompt_type
 		opts=(-b -T "$PG_PROMPT_TYPE")
 	fi
 	tmux command-prompt "${opts[@]}" -t "$client" -p "$(pg_prompt_literal "$label")" "$tmpl"
@@ -98,7 +109,9 @@ pg_action_send() { # ORIGIN CLIENT
 pg_action_prompt_done() { # N CLIENT BUFFER
 	local pane="%$1" client=$2 buf=$3 dir
 	pg_tmux_version
-	[ "$PG_TMUX_VER" -lt 303 ] || tmux clear-prompt-history -T "$PG_PROMPT_TYPE" 2>/dev/null
+	pg_prompt_type
+	[ "$PG_TMUX_VER" -lt 303 ] || [ "$PG_PROMPT_CLEAR" = 0 ] ||
+		tmux clear-prompt-history -T "$PG_PROMPT_TYPE" 2>/dev/null
 	case $buf in promptgate-prompt-[0-9]*) ;; *) return 0 ;; esac
 	dir=$(pg_tmpdir) || return 0
 	tmux save-buffer -b "$buf" - >"$dir/reply" 2>/dev/null

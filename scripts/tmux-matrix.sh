@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tmux-matrix.sh: run the test suites that touch tmux against each tmux release.
 #
-#   scripts/tmux-matrix.sh                      every release: 3.2a 3.3a(system) 3.4 3.5a 3.6a 3.7c
+#   scripts/tmux-matrix.sh                      every release: 3.2a 3.3a(system) 3.4 3.5a 3.6a 3.7c next-3.8
 #   scripts/tmux-matrix.sh 3.4 3.7c             only these
 #   scripts/tmux-matrix.sh --suites live,plugin 3.5a
 #   scripts/tmux-matrix.sh --list               the releases it can build
@@ -26,7 +26,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SOURCES=${PROMPTGATE_TMUX_SOURCES:-$ROOT/../shared/tmux}
 CACHE=${PROMPTGATE_TMUX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/promptgate/tmux}
 SUITES=cli,tmux_release,live,fanout,queue,plugin,fake_agent_screens
-DEFAULT_RELEASES="3.2a system 3.4 3.5a 3.6a 3.7c"
+DEFAULT_RELEASES="3.2a system 3.4 3.5a 3.6a 3.7c next-3.8"
 
 die() { echo "tmux-matrix: $*" >&2; exit 2; }
 

@@ -16,9 +16,9 @@ use serde::Serialize;
 /// The oldest release the matrix tests (`scripts/tmux-matrix.sh`).
 pub const OLDEST_TESTED: (u32, u32) = (3, 2);
 /// The newest release the matrix tests.
-pub const NEWEST_TESTED: (u32, u32) = (3, 7);
+pub const NEWEST_TESTED: (u32, u32) = (3, 8);
 /// The releases the matrix runs, for `--version` and the README.
-pub const TESTED: &[&str] = &["3.2a", "3.3a", "3.4", "3.5a", "3.6a", "3.7c"];
+pub const TESTED: &[&str] = &["3.2a", "3.3a", "3.4", "3.5a", "3.6a", "3.7c", "next-3.8"];
 
 /// A tmux release as `#{version}` or `tmux -V` names it: `3.5a`, `next-3.6`,
 /// `master`, `openbsd-7.6`.
@@ -86,7 +86,7 @@ impl Release {
     }
 }
 
-/// The oldest and newest tested releases, as words: `3.2a to 3.7c`.
+/// The oldest and newest tested releases, as words: `3.2a to next-3.8`.
 pub fn tested_range() -> String {
     format!("{} to {}", TESTED[0], TESTED[TESTED.len() - 1])
 }
@@ -268,7 +268,8 @@ mod tests {
         assert_eq!(r("3.1c").standing(), Standing::Older);
         assert_eq!(r("3.2a").standing(), Standing::Tested);
         assert_eq!(r("3.7c").standing(), Standing::Tested);
-        assert_eq!(r("3.8").standing(), Standing::Newer);
+        assert_eq!(r("next-3.8").standing(), Standing::Tested);
+        assert_eq!(r("3.9").standing(), Standing::Newer);
         assert_eq!(r("master").standing(), Standing::Unknown);
     }
 
