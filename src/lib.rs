@@ -31,6 +31,7 @@ pub mod receipt;
 pub mod record;
 pub mod screen;
 pub mod status;
+pub mod store;
 pub mod text;
 pub mod tmux;
 pub mod verify;

@@ -317,3 +317,162 @@ fn queue_run_prints_progress_while_it_delivers() {
     );
     assert_eq!(prompts(&t), vec!["make it busy", "step one", "step two"]);
 }
+
+/// `promptgate -S SOCKET_PATH queue ARGS` for this server (the same lock and log
+/// directories as `queue_cmd`).
+fn queue_cmd_s(srv: &TmuxServer, qdir: &std::path::Path, args: &[&str]) -> std::process::Command {
+    let path = srv
+        .tmux_out(&["display-message", "-p", "#{socket_path}"])
+        .trim()
+        .to_string();
+    let mut c = std::process::Command::new(bin());
+    c.args(["-S", &path, "queue"])
+        .args(args)
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .env("PROMPTGATE_LOG", srv.dir.path().join("deliveries.jsonl"))
+        .env("XDG_RUNTIME_DIR", srv.dir.path())
+        .env("PROMPTGATE_QUEUE_DIR", qdir);
+    c
+}
+
+/// A process this test started, killed (by its PID) when the test ends, even
+/// by a failed assertion.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `timeout 60 CMD`: a FIFO that hangs the command fails the test instead of
+/// hanging it.
+fn bounded(c: std::process::Command) -> std::process::Output {
+    let mut t = std::process::Command::new("timeout");
+    t.arg("60").arg(c.get_program()).args(c.get_args());
+    for (k, v) in c.get_envs() {
+        match v {
+            Some(v) => t.env(k, v),
+            None => t.env_remove(k),
+        };
+    }
+    t.output().unwrap()
+}
+
+#[test]
+fn a_renamed_or_linked_item_is_one_item_and_fifos_and_outside_links_are_refused() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let qdir = srv.dir.path().join("queue");
+    let (pane, t) = srv.fake("claude", &[]);
+    srv.wait_state(&pane, "ready", 15.0);
+    let add = |body: &str| {
+        let o = queue_cmd(&srv, &qdir, &["add", "-t", &pane, body])
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    // one item under four names: renamed, hard-linked, symlinked inside the dir
+    let a = add("only once, whatever its file is called");
+    std::fs::rename(qdir.join(format!("{a}.json")), qdir.join("renamed.json")).unwrap();
+    std::fs::hard_link(qdir.join("renamed.json"), qdir.join("hard.json")).unwrap();
+    std::os::unix::fs::symlink("renamed.json", qdir.join("soft.json")).unwrap();
+    // an item whose file lives elsewhere, linked in: refused, never typed
+    let b = add("from outside the queue directory");
+    let out = srv.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::rename(qdir.join(format!("{b}.json")), out.join("b.json")).unwrap();
+    std::os::unix::fs::symlink(out.join("b.json"), qdir.join("outside.json")).unwrap();
+    // a FIFO named like an item: never opened for a blocking read
+    let fifo = std::ffi::CString::new(qdir.join("fifo.json").to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+
+    let o = bounded(queue_cmd(&srv, &qdir, &["list"]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let list = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(list.lines().count(), 1, "one item, not four: {list}");
+    assert!(list.contains(&a), "{list}");
+    let e = stderr(&o);
+    assert!(e.contains("fifo.json") && e.contains("a FIFO"), "{e}");
+    assert!(e.contains("outside.json") && e.contains("symlink out of"), "{e}");
+    // the plugin's status counts read the same directory
+    let mut c = srv.pg_cmd(&["status", "--format", "plain"]);
+    c.env("PROMPTGATE_QUEUE_DIR", &qdir);
+    let o = bounded(c);
+    assert!(text(&o.stdout).trim().ends_with("+1"), "{}", text(&o.stdout));
+
+    // through -S SOCKET_PATH as well (its lock file is named safely)
+    let o = bounded(queue_cmd(&srv, &qdir, &["run", "--once", "--max-secs", "8"]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        prompts(&t),
+        vec!["only once, whatever its file is called"],
+        "delivered exactly once; {}",
+        text(&o.stdout)
+    );
+    for n in ["renamed.json", "hard.json", "soft.json"] {
+        assert!(
+            std::fs::symlink_metadata(qdir.join(n)).is_err(),
+            "{n}: every name of a delivered item goes"
+        );
+    }
+    assert!(out.join("b.json").exists(), "a file elsewhere is not touched");
+}
+
+#[test]
+fn a_queue_dir_spelled_two_ways_is_one_queue_and_socket_paths_work() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let qdir = srv.dir.path().join("queue");
+    std::fs::create_dir_all(&qdir).unwrap();
+    let alias = srv.dir.path().join("alias");
+    std::os::unix::fs::symlink(&qdir, &alias).unwrap();
+    let slash = std::path::PathBuf::from(format!("{}/", qdir.display()));
+    let mut w = KillOnDrop(
+        queue_cmd(&srv, &qdir, &["run"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // the watcher has its lock once it has said what it watches
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(w.0.stdout.as_mut().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    assert!(first.starts_with("queue: nothing queued"), "{first}");
+    for d in [&alias, &slash] {
+        let o = bounded(queue_cmd(&srv, d, &["run", "--once"]));
+        assert_eq!(code(&o), 28, "{}: {}", d.display(), stderr(&o));
+        assert!(
+            stderr(&o).contains("a queue watcher already runs"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    drop(w);
+    // -S SOCKET_PATH with no other watcher runs (it said "already runs")
+    let (pane, t) = srv.fake("claude", &[]);
+    srv.wait_state(&pane, "ready", 15.0);
+    let o = bounded(queue_cmd_s(&srv, &alias, &["add", "-t", &pane, "by socket path"]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    // a run for another server says where the prompt waits
+    let o = bounded(queue_cmd(&srv, &slash, &["run", "--once"]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let said = text(&o.stdout);
+    assert!(
+        said.contains("1 prompt(s) wait for other servers: -S /"),
+        "{said}"
+    );
+    let o = bounded(queue_cmd_s(&srv, &qdir, &["run", "--once"]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(prompts(&t), vec!["by socket path"]);
+    // no lock file has a space in its name
+    for e in std::fs::read_dir(srv.dir.path().join("promptgate")).unwrap().flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        assert!(!n.contains(' ') && !n.contains('/'), "{n}");
+    }
+}
