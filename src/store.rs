@@ -184,23 +184,41 @@ fn fsync_dir(d: &Path) -> std::io::Result<()> {
 /// to its target; an existing file keeps its mode and owner. On any failure the
 /// file is as it was and the error names `purpose` and the path.
 pub fn write_atomic(path: &Path, bytes: &[u8], purpose: &str) -> Result<()> {
-    write_file(&write_target(path), bytes, purpose)
+    let target = write_target(path);
+    let old = std::fs::metadata(&target).ok().filter(|m| m.is_file());
+    write_file(&target, bytes, purpose, old)
+}
+
+/// [`write_atomic`], the file getting the mode and owner of `like` (a backup
+/// of a private settings file is as private as the file).
+pub fn write_atomic_like(path: &Path, bytes: &[u8], purpose: &str, like: &Path) -> Result<()> {
+    let target = write_target(path);
+    let keep = std::fs::metadata(like)
+        .ok()
+        .filter(|m| m.is_file())
+        .or_else(|| std::fs::metadata(&target).ok().filter(|m| m.is_file()));
+    write_file(&target, bytes, purpose, keep)
 }
 
 /// [`write_atomic`] that replaces whatever is at `path` (a symlink there is
 /// replaced, never followed): for files promptgate alone owns, such as a queue
 /// item, where a link would write elsewhere.
 pub fn replace_atomic(path: &Path, bytes: &[u8], purpose: &str) -> Result<()> {
-    write_file(path, bytes, purpose)
+    let old = std::fs::symlink_metadata(path).ok().filter(|m| m.is_file());
+    write_file(path, bytes, purpose, old)
 }
 
-fn write_file(target: &Path, bytes: &[u8], purpose: &str) -> Result<()> {
+fn write_file(
+    target: &Path,
+    bytes: &[u8],
+    purpose: &str,
+    old: Option<std::fs::Metadata>,
+) -> Result<()> {
     static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let parent = match target.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let old = std::fs::symlink_metadata(target).ok().filter(|m| m.is_file());
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
