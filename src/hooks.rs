@@ -11,6 +11,7 @@
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
 use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// What marks an entry as promptgate's.
@@ -457,25 +458,28 @@ pub fn record_event(agent: &str, event: &str) {
     });
     let path = event_file(&socket, &pane);
     if let Some(d) = path.parent() {
-        let _ = std::fs::create_dir_all(d);
+        if crate::store::dir(d, "the hook events directory").is_err() {
+            return;
+        }
         use std::os::unix::fs::PermissionsExt;
         let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700));
     }
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-    {
-        use std::io::Write;
-        let _ = f.write_all(format!("{line}\n").as_bytes());
-    }
+    let _ = crate::store::append_line(&path, format!("{line}\n").as_bytes(), "the hook events file");
 }
 
 /// The hook events of a pane from byte `since` on (complete lines).
 pub fn events_since(path: &Path, since: u64) -> Vec<Value> {
-    let Ok(mut f) = std::fs::File::open(path) else {
+    // a regular file only: a FIFO there never blocks the proof
+    let Ok(mut f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+    else {
         return Vec::new();
     };
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return Vec::new();
+    }
     if f.seek(SeekFrom::Start(since)).is_err() {
         return Vec::new();
     }

@@ -476,3 +476,40 @@ fn a_queue_dir_spelled_two_ways_is_one_queue_and_socket_paths_work() {
         assert!(!n.contains(' ') && !n.contains('/'), "{n}");
     }
 }
+
+#[test]
+fn bad_xdg_directories_are_named_with_what_they_were_for() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let run = |var: &str, queue_dir: Option<&std::path::Path>| {
+        let mut c = std::process::Command::new(bin());
+        c.args(["-L", "promptgate-test-no-such-server", "queue", "run", "--once"])
+            .env_remove("TMUX")
+            .env_remove("PROMPTGATE_QUEUE_DIR")
+            .env("XDG_STATE_HOME", d.path())
+            .env("XDG_RUNTIME_DIR", d.path())
+            .env(var, &file);
+        if let Some(q) = queue_dir {
+            c.env("PROMPTGATE_QUEUE_DIR", q);
+        }
+        let o = c.output().unwrap();
+        (code(&o), stderr(&o))
+    };
+    let (c, e) = run("XDG_STATE_HOME", None);
+    assert_ne!(c, 0, "{e}");
+    assert!(
+        e.contains("the queue directory (under XDG_STATE_HOME)")
+            && e.contains(&format!("{}/promptgate/queue", file.display()))
+            && e.contains("Not a directory"),
+        "{e}"
+    );
+    let (c, e) = run("XDG_RUNTIME_DIR", Some(&d.path().join("q")));
+    assert_ne!(c, 0, "{e}");
+    assert!(
+        e.contains("the lock directory (under XDG_RUNTIME_DIR)")
+            && e.contains(&format!("{}/promptgate", file.display())),
+        "{e}"
+    );
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+}
