@@ -513,3 +513,77 @@ fn bad_xdg_directories_are_named_with_what_they_were_for() {
     );
     assert_eq!(e.trim().lines().count(), 1, "{e}");
 }
+
+/// Whether this test may mount a tmpfs in a private mount namespace (root and
+/// `unshare -m`); the reason when not.
+fn private_mounts() -> Result<(), String> {
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("not root".into());
+    }
+    let o = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt && umount /mnt"])
+        .output()
+        .map_err(|e| format!("unshare: {e}"))?;
+    if !o.status.success() {
+        return Err(format!(
+            "unshare -m with a tmpfs mount failed: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn on_a_full_disk_the_queue_types_nothing_it_could_not_journal() {
+    if let Err(why) = private_mounts() {
+        eprintln!("skipped: a full disk needs a private tmpfs mount: {why}");
+        return;
+    }
+    let srv = TmuxServer::new(100, 30, &[]);
+    let qdir = srv.dir.path().join("queue-on-tmpfs");
+    std::fs::create_dir_all(&qdir).unwrap();
+    let (pane, t) = srv.fake("claude", &[]);
+    srv.wait_state(&pane, "ready", 15.0);
+    // all in one private mount namespace: the tmpfs is gone when it ends
+    let script = r#"
+        set -u
+        mount -t tmpfs -o size=128k tmpfs "$Q" || exit 90
+        mkdir "$Q/.claims"
+        "$PG" -L "$SOCK" queue add -t "$PANE" "typed once, after the disk has room" || exit 91
+        dd if=/dev/zero of="$Q/.fill" bs=1k 2>/dev/null
+        "$PG" -L "$SOCK" queue run --once --max-secs 2 --gate-timeout 0.5
+        echo "full-run-exit=$?"
+        "$PG" -L "$SOCK" queue list
+        echo "list-exit=$?"
+        rm "$Q/.fill"
+        "$PG" -L "$SOCK" queue run --once
+        echo "room-run-exit=$?"
+    "#;
+    let o = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c", script])
+        .env("Q", &qdir)
+        .env("PG", bin())
+        .env("SOCK", &srv.socket)
+        .env("PANE", &pane)
+        .env("PROMPTGATE_QUEUE_DIR", &qdir)
+        .env("PROMPTGATE_LOG", srv.dir.path().join("deliveries.jsonl"))
+        .env("XDG_RUNTIME_DIR", srv.dir.path())
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .output()
+        .unwrap();
+    let said = text(&o.stdout);
+    let e = stderr(&o);
+    assert!(
+        said.contains("full-run-exit=20"),
+        "the full-disk run ends with the prompt still queued\n{said}\n{e}"
+    );
+    assert!(e.contains("cannot journal typing"), "{e}");
+    assert!(e.contains("No space left on device"), "{e}");
+    assert!(said.contains("room-run-exit=0"), "{said}\n{e}");
+    assert_eq!(
+        prompts(&t),
+        vec!["typed once, after the disk has room"],
+        "nothing typed while the journal could not be written, then once\n{said}\n{e}"
+    );
+}
