@@ -93,7 +93,9 @@ pub fn spec(agent: &str, file: Option<&Path>) -> Result<Spec> {
         None => match agent {
             "claude" => env_or_home("CLAUDE_CONFIG_DIR", agent, ".claude")?.join("settings.json"),
             "codex" => env_or_home("CODEX_HOME", agent, ".codex")?.join("hooks.json"),
-            _ => home_for_settings(agent)?.join(".gemini").join("settings.json"),
+            _ => home_for_settings(agent)?
+                .join(".gemini")
+                .join("settings.json"),
         },
     };
     Ok(Spec {
@@ -215,11 +217,9 @@ fn with_entries(s: &Spec, text: &str, exe: &str) -> Result<String> {
                 &format!("{}: {}", key("hooks"), json!({ *ev: [entry] })),
             ),
             Some(h) => match (&h.kind, h.get(ev)) {
-                (crate::jsonedit::Kind::Object(_), None) => crate::jsonedit::append(
-                    &text,
-                    h,
-                    &format!("{}: {}", key(ev), json!([entry])),
-                ),
+                (crate::jsonedit::Kind::Object(_), None) => {
+                    crate::jsonedit::append(&text, h, &format!("{}: {}", key(ev), json!([entry])))
+                }
                 (crate::jsonedit::Kind::Object(_), Some(l)) => match l.kind {
                     crate::jsonedit::Kind::Array(_) => {
                         crate::jsonedit::append(&text, l, &entry.to_string())
@@ -244,7 +244,10 @@ pub fn install(s: &Spec, exe: &str) -> Result<String> {
             s.agent
         ));
     }
-    let text = match raw.as_deref().filter(|b| !b.iter().all(u8::is_ascii_whitespace)) {
+    let text = match raw
+        .as_deref()
+        .filter(|b| !b.iter().all(u8::is_ascii_whitespace))
+    {
         Some(b) => with_entries(s, std::str::from_utf8(b).unwrap_or_default(), exe)?,
         None => {
             // no file (or only spaces): a new one
@@ -252,12 +255,14 @@ pub fn install(s: &Spec, exe: &str) -> Result<String> {
             let t = serde_json::to_string_pretty(&v).map_err(|e| Error::Other(e.to_string()))?;
             let t = with_entries(s, &t, exe)?;
             v = serde_json::from_str(&t).map_err(|e| Error::Other(e.to_string()))?;
-            let mut t = serde_json::to_string_pretty(&v).map_err(|e| Error::Other(e.to_string()))?;
+            let mut t =
+                serde_json::to_string_pretty(&v).map_err(|e| Error::Other(e.to_string()))?;
             t.push('\n');
             t
         }
     };
-    serde_json::from_str::<Value>(&text).map_err(|e| bad(s, &format!("the edit would not be JSON ({e})")))?;
+    serde_json::from_str::<Value>(&text)
+        .map_err(|e| bad(s, &format!("the edit would not be JSON ({e})")))?;
     // the file as it was, for a byte-exact uninstall (an absent file is noted as
     // such), as private as the file
     let backup = backup_path(&s.file);
@@ -312,7 +317,9 @@ fn without_entries(s: &Spec, text: &str) -> Result<String> {
         };
         for (ev, _, list) in evs {
             for (gi, group) in list.items().iter().enumerate() {
-                let Some(hs) = group.get("hooks") else { continue };
+                let Some(hs) = group.get("hooks") else {
+                    continue;
+                };
                 let vals: Vec<Value> = hs
                     .items()
                     .iter()
@@ -340,10 +347,9 @@ fn without_entries(s: &Spec, text: &str) -> Result<String> {
         let root = parse(&text).map_err(|e| span_err(s, e))?;
         let Some(h) = root.get("hooks") else { break };
         let Kind::Object(evs) = &h.kind else { break };
-        if let Some(i) = evs
-            .iter()
-            .position(|(k, _, l)| k == ev && l.items().is_empty() && matches!(l.kind, Kind::Array(_)))
-        {
+        if let Some(i) = evs.iter().position(|(k, _, l)| {
+            k == ev && l.items().is_empty() && matches!(l.kind, Kind::Array(_))
+        }) {
             if !had(Some(ev)) {
                 text = remove(&text, h, i);
             }
@@ -464,7 +470,11 @@ pub fn record_event(agent: &str, event: &str) {
         use std::os::unix::fs::PermissionsExt;
         let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700));
     }
-    let _ = crate::store::append_line(&path, format!("{line}\n").as_bytes(), "the hook events file");
+    let _ = crate::store::append_line(
+        &path,
+        format!("{line}\n").as_bytes(),
+        "the hook events file",
+    );
 }
 
 /// The hook events of a pane from byte `since` on (complete lines).
@@ -578,7 +588,12 @@ mod tests {
         // the user adds their own command to the group promptgate made for UserPromptSubmit
         let mine = "{\"type\": \"command\", \"command\": \"/usr/local/bin/audit\"}";
         let root = crate::jsonedit::parse(&installed).unwrap();
-        let group = &root.get("hooks").unwrap().get("UserPromptSubmit").unwrap().items()[0];
+        let group = &root
+            .get("hooks")
+            .unwrap()
+            .get("UserPromptSubmit")
+            .unwrap()
+            .items()[0];
         let edited = crate::jsonedit::append(&installed, group.get("hooks").unwrap(), mine);
         std::fs::write(&f, &edited).unwrap();
         uninstall(&s).unwrap();
@@ -608,13 +623,26 @@ mod tests {
         let s = spec("claude", Some(&f)).unwrap();
         install(&s, "/bin/promptgate").unwrap();
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
-        assert!(std::fs::symlink_metadata(&f).unwrap().file_type().is_symlink());
+        assert!(std::fs::symlink_metadata(&f)
+            .unwrap()
+            .file_type()
+            .is_symlink());
         assert!(std::fs::read_to_string(&real).unwrap().contains(TAG));
         assert_eq!(mode(&real), 0o600);
-        assert_eq!(mode(&backup_path(&f)), 0o600, "the backup holds the key too");
+        assert_eq!(
+            mode(&backup_path(&f)),
+            0o600,
+            "the backup holds the key too"
+        );
         uninstall(&s).unwrap();
-        assert!(std::fs::symlink_metadata(&f).unwrap().file_type().is_symlink());
-        assert_eq!(std::fs::read_to_string(&real).unwrap(), "{\"apiKey\": \"secret\"}\n");
+        assert!(std::fs::symlink_metadata(&f)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(&real).unwrap(),
+            "{\"apiKey\": \"secret\"}\n"
+        );
         assert_eq!(mode(&real), 0o600);
     }
 }

@@ -35,7 +35,8 @@ pub fn err(purpose: &str, path: &Path, e: std::io::Error) -> Error {
 /// `purpose` names it in errors ("the queue directory").
 pub fn dir(path: &Path, purpose: &str) -> Result<PathBuf> {
     std::fs::create_dir_all(path).map_err(|e| err(&format!("cannot create {purpose}"), path, e))?;
-    let c = std::fs::canonicalize(path).map_err(|e| err(&format!("cannot resolve {purpose}"), path, e))?;
+    let c = std::fs::canonicalize(path)
+        .map_err(|e| err(&format!("cannot resolve {purpose}"), path, e))?;
     if !c.is_dir() {
         return Err(err(
             &format!("cannot use {purpose}"),
@@ -358,9 +359,7 @@ impl FileLock {
             }
             // still the file at the path? (a releaser may have unlinked it between
             // our open and our flock)
-            let held = file
-                .metadata()
-                .map_err(|e| err("cannot lock", path, e))?;
+            let held = file.metadata().map_err(|e| err("cannot lock", path, e))?;
             match std::fs::symlink_metadata(path) {
                 Ok(m) if m.dev() == held.dev() && m.ino() == held.ino() => {
                     if !held.is_file() {

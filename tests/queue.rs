@@ -396,15 +396,26 @@ fn a_renamed_or_linked_item_is_one_item_and_fifos_and_outside_links_are_refused(
     assert!(list.contains(&a), "{list}");
     let e = stderr(&o);
     assert!(e.contains("fifo.json") && e.contains("a FIFO"), "{e}");
-    assert!(e.contains("outside.json") && e.contains("symlink out of"), "{e}");
+    assert!(
+        e.contains("outside.json") && e.contains("symlink out of"),
+        "{e}"
+    );
     // the plugin's status counts read the same directory
     let mut c = srv.pg_cmd(&["status", "--format", "plain"]);
     c.env("PROMPTGATE_QUEUE_DIR", &qdir);
     let o = bounded(c);
-    assert!(text(&o.stdout).trim().ends_with("+1"), "{}", text(&o.stdout));
+    assert!(
+        text(&o.stdout).trim().ends_with("+1"),
+        "{}",
+        text(&o.stdout)
+    );
 
     // through -S SOCKET_PATH as well (its lock file is named safely)
-    let o = bounded(queue_cmd(&srv, &qdir, &["run", "--once", "--max-secs", "8"]));
+    let o = bounded(queue_cmd(
+        &srv,
+        &qdir,
+        &["run", "--once", "--max-secs", "8"],
+    ));
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(
         prompts(&t),
@@ -418,7 +429,10 @@ fn a_renamed_or_linked_item_is_one_item_and_fifos_and_outside_links_are_refused(
             "{n}: every name of a delivered item goes"
         );
     }
-    assert!(out.join("b.json").exists(), "a file elsewhere is not touched");
+    assert!(
+        out.join("b.json").exists(),
+        "a file elsewhere is not touched"
+    );
 }
 
 #[test]
@@ -457,7 +471,11 @@ fn a_queue_dir_spelled_two_ways_is_one_queue_and_socket_paths_work() {
     // -S SOCKET_PATH with no other watcher runs (it said "already runs")
     let (pane, t) = srv.fake("claude", &[]);
     srv.wait_state(&pane, "ready", 15.0);
-    let o = bounded(queue_cmd_s(&srv, &alias, &["add", "-t", &pane, "by socket path"]));
+    let o = bounded(queue_cmd_s(
+        &srv,
+        &alias,
+        &["add", "-t", &pane, "by socket path"],
+    ));
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     // a run for another server says where the prompt waits
     let o = bounded(queue_cmd(&srv, &slash, &["run", "--once"]));
@@ -471,7 +489,10 @@ fn a_queue_dir_spelled_two_ways_is_one_queue_and_socket_paths_work() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(prompts(&t), vec!["by socket path"]);
     // no lock file has a space in its name
-    for e in std::fs::read_dir(srv.dir.path().join("promptgate")).unwrap().flatten() {
+    for e in std::fs::read_dir(srv.dir.path().join("promptgate"))
+        .unwrap()
+        .flatten()
+    {
         let n = e.file_name().to_string_lossy().into_owned();
         assert!(!n.contains(' ') && !n.contains('/'), "{n}");
     }
@@ -484,12 +505,18 @@ fn bad_xdg_directories_are_named_with_what_they_were_for() {
     std::fs::write(&file, "").unwrap();
     let run = |var: &str, queue_dir: Option<&std::path::Path>| {
         let mut c = std::process::Command::new(bin());
-        c.args(["-L", "promptgate-test-no-such-server", "queue", "run", "--once"])
-            .env_remove("TMUX")
-            .env_remove("PROMPTGATE_QUEUE_DIR")
-            .env("XDG_STATE_HOME", d.path())
-            .env("XDG_RUNTIME_DIR", d.path())
-            .env(var, &file);
+        c.args([
+            "-L",
+            "promptgate-test-no-such-server",
+            "queue",
+            "run",
+            "--once",
+        ])
+        .env_remove("TMUX")
+        .env_remove("PROMPTGATE_QUEUE_DIR")
+        .env("XDG_STATE_HOME", d.path())
+        .env("XDG_RUNTIME_DIR", d.path())
+        .env(var, &file);
         if let Some(q) = queue_dir {
             c.env("PROMPTGATE_QUEUE_DIR", q);
         }
@@ -521,7 +548,12 @@ fn private_mounts() -> Result<(), String> {
         return Err("not root".into());
     }
     let o = std::process::Command::new("unshare")
-        .args(["-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt && umount /mnt"])
+        .args([
+            "-m",
+            "sh",
+            "-c",
+            "mount -t tmpfs -o size=64k tmpfs /mnt && umount /mnt",
+        ])
         .output()
         .map_err(|e| format!("unshare: {e}"))?;
     if !o.status.success() {

@@ -160,7 +160,10 @@ impl World {
             }
             Op::Run { alias } => {
                 let _ = self
-                    .cmd(alias, &["run", "--once", "--max-secs", "3", "--interval", "50"])
+                    .cmd(
+                        alias,
+                        &["run", "--once", "--max-secs", "3", "--interval", "50"],
+                    )
                     .status();
             }
             Op::Kill { alias, ms } => {
@@ -192,7 +195,10 @@ impl World {
         let _ = std::fs::remove_file(self.qdir.join(".fill"));
         for _ in 0..6 {
             let _ = self
-                .cmd(0, &["run", "--once", "--max-secs", "10", "--interval", "50"])
+                .cmd(
+                    0,
+                    &["run", "--once", "--max-secs", "10", "--interval", "50"],
+                )
                 .status();
             let held = self.left();
             if held.iter().all(|l| l.contains("\theld\t")) {
@@ -242,7 +248,14 @@ fn check(ops: &[Op], on_tmpfs: bool) -> Result<(), TestCaseError> {
             match id {
                 None => prop_assert_eq!(n, 0, "{:?} was never queued; ops {:?}", body, ops),
                 Some(id) if held.iter().any(|l| l.starts_with(id.as_str())) => {}
-                Some(_) => prop_assert_eq!(n, 1, "{:?} not delivered; left {:?}; ops {:?}", body, held, ops),
+                Some(_) => prop_assert_eq!(
+                    n,
+                    1,
+                    "{:?} not delivered; left {:?}; ops {:?}",
+                    body,
+                    held,
+                    ops
+                ),
             }
         }
         Ok(())
@@ -258,7 +271,12 @@ fn private_mounts() -> Result<(), String> {
         return Err("not root".into());
     }
     let o = Command::new("unshare")
-        .args(["-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt && umount /mnt"])
+        .args([
+            "-m",
+            "sh",
+            "-c",
+            "mount -t tmpfs -o size=64k tmpfs /mnt && umount /mnt",
+        ])
         .output()
         .map_err(|e| format!("unshare: {e}"))?;
     if !o.status.success() {

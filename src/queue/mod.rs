@@ -89,7 +89,10 @@ impl Item {
 /// Where the queue lives, and in words where that came from (for errors).
 pub fn dir_and_source() -> (PathBuf, &'static str) {
     if let Some(d) = std::env::var_os("PROMPTGATE_QUEUE_DIR").filter(|d| !d.is_empty()) {
-        return (PathBuf::from(d), "the queue directory (PROMPTGATE_QUEUE_DIR)");
+        return (
+            PathBuf::from(d),
+            "the queue directory (PROMPTGATE_QUEUE_DIR)",
+        );
     }
     if let Some(b) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
         return (
@@ -173,7 +176,13 @@ pub fn scan(dir: &Path) -> Result<Vec<Found>> {
     let rd = match std::fs::read_dir(&dir) {
         Ok(rd) => rd,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(crate::store::err("cannot read the queue directory", &dir, e)),
+        Err(e) => {
+            return Err(crate::store::err(
+                "cannot read the queue directory",
+                &dir,
+                e,
+            ))
+        }
     };
     let mut found: Vec<Found> = Vec::new();
     let mut names: Vec<_> = rd.flatten().map(|e| e.file_name()).collect();
@@ -215,7 +224,10 @@ pub fn scan(dir: &Path) -> Result<Vec<Found>> {
                     f.item = item;
                 }
             }
-            None => found.push(Found { item, paths: vec![p] }),
+            None => found.push(Found {
+                item,
+                paths: vec![p],
+            }),
         }
     }
     found.sort_by(|a, b| a.item.id.cmp(&b.item.id));
