@@ -339,10 +339,17 @@ pub struct FileLock {
 impl FileLock {
     /// Try once (not blocking). `Ok(None)`: someone else holds it.
     pub fn try_take(path: &Path, remove_on_drop: bool) -> Result<Option<FileLock>> {
+        Self::try_take_opts(path, remove_on_drop, true)
+    }
+
+    fn try_take_opts(path: &Path, remove_on_drop: bool, create: bool) -> Result<Option<FileLock>> {
         loop {
             let existed = std::fs::symlink_metadata(path).is_ok();
+            if !existed && !create {
+                return Ok(None);
+            }
             let file = OpenOptions::new()
-                .create(true)
+                .create(create)
                 .truncate(false)
                 .write(true)
                 .mode(0o600)
@@ -395,7 +402,8 @@ impl FileLock {
         if !old || !m.is_file() {
             return;
         }
-        if let Ok(Some(mut l)) = FileLock::try_take(path, true) {
+        // never creates it (it may have gone meanwhile)
+        if let Ok(Some(mut l)) = FileLock::try_take_opts(path, true, false) {
             // someone stamped it between our look and our lock: keep it
             let still_old = l
                 .file
@@ -500,5 +508,36 @@ mod tests {
         assert_eq!(safe_name("-L my server/x"), "-L_my_server_x");
         assert_eq!(safe_name(".."), "_..");
         assert!(is_plain_name("abc-1") && !is_plain_name("../x") && !is_plain_name(".."));
+    }
+
+    #[test]
+    fn sweep_removes_only_idle_unheld_lock_files() {
+        let d = tempfile::tempdir().unwrap();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(600);
+        let (idle, held, fresh) = (
+            d.path().join("idle.lock"),
+            d.path().join("held.lock"),
+            d.path().join("fresh.lock"),
+        );
+        for p in [&idle, &held, &fresh] {
+            std::fs::write(p, "").unwrap();
+        }
+        for p in [&idle, &held] {
+            std::fs::File::options()
+                .write(true)
+                .open(p)
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        }
+        let h = FileLock::try_take(&held, false).unwrap().unwrap();
+        let idle_for = std::time::Duration::from_secs(120);
+        for p in [&idle, &held, &fresh, &d.path().join("gone.lock")] {
+            FileLock::sweep(p, idle_for);
+        }
+        assert!(!idle.exists(), "idle and not held: removed");
+        assert!(held.exists() && fresh.exists());
+        assert!(!d.path().join("gone.lock").exists(), "never created");
+        drop(h);
     }
 }
