@@ -268,8 +268,9 @@ impl Shared {
 }
 
 /// Called with `Typing` before the first byte and `Submitting` before the submit key
-/// (the durable queue journals these).
-pub type PhaseHook<'a> = Option<&'a (dyn Fn(Phase) + Sync)>;
+/// (the durable queue journals these). An error stops the delivery there: nothing
+/// typed, or typed and not submitted.
+pub type PhaseHook<'a> = Option<&'a (dyn Fn(Phase) -> Result<()> + Sync)>;
 
 /// One target's result: the receipt record (when the gate ran), the exit code, the error.
 pub struct Outcome {
@@ -746,7 +747,8 @@ impl Job<'_> {
             )));
         }
         if let Some(h) = hook {
-            h(Phase::Typing);
+            // journalled before the first byte, or nothing is typed
+            h(Phase::Typing)?;
         }
         // tmux pastes only while the pane is as that look saw it
         let guard = Guard::of(&s0);
@@ -804,7 +806,7 @@ impl Job<'_> {
                 return Ok(Step::Done(Box::new((typed, j, 0, 0))));
             }
             if let Some(h) = hook.filter(|_| !announced) {
-                h(Phase::Submitting);
+                h(Phase::Submitting)?;
                 announced = true;
             }
             let guard = Guard::of(&before);

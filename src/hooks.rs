@@ -11,6 +11,7 @@
 use crate::error::{Error, Result};
 use serde_json::{json, Map, Value};
 use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// What marks an entry as promptgate's.
@@ -42,39 +43,64 @@ pub(crate) fn env_dir(var: &str, default: PathBuf) -> PathBuf {
         .unwrap_or(default)
 }
 
+/// `$HOME` for a settings file: set, and an absolute path. An unset `HOME`
+/// would put `.claude/settings.json` into the current directory.
+fn home_for_settings(agent: &str) -> Result<PathBuf> {
+    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        Some(h) if Path::new(&h).is_absolute() => Ok(PathBuf::from(h)),
+        Some(h) => Err(Error::Usage(format!(
+            "hooks: HOME ({}) is not an absolute path, so {agent}'s settings file is unknown; set HOME or give --settings FILE",
+            Path::new(&h).display()
+        ))),
+        None => Err(Error::Usage(format!(
+            "hooks: HOME is not set, so {agent}'s settings file is unknown; set HOME or give --settings FILE"
+        ))),
+    }
+}
+
+/// `$VAR` when set and not empty, else `$HOME/rel` (HOME must be set).
+fn env_or_home(var: &str, agent: &str, rel: &str) -> Result<PathBuf> {
+    match std::env::var_os(var).filter(|v| !v.is_empty()) {
+        Some(v) => Ok(PathBuf::from(v)),
+        None => Ok(home_for_settings(agent)?.join(rel)),
+    }
+}
+
 pub fn spec(agent: &str, file: Option<&Path>) -> Result<Spec> {
-    let (agent, default, events, matcher, note): (&'static str, PathBuf, &'static [&'static str], _, _) =
-        match agent {
-            "claude" => (
-                "claude",
-                env_dir("CLAUDE_CONFIG_DIR", home().join(".claude")).join("settings.json"),
-                &["UserPromptSubmit", "Stop", "Notification"],
-                Some(""),
-                "",
-            ),
-            "codex" => (
-                "codex",
-                env_dir("CODEX_HOME", home().join(".codex")).join("hooks.json"),
-                &["UserPromptSubmit", "Stop"],
-                None,
-                "Codex skips new or changed hooks silently until you trust them: at its next start answer its \"Hooks need review\" dialog",
-            ),
-            "gemini" => (
-                "gemini",
-                home().join(".gemini").join("settings.json"),
-                &["BeforeAgent", "AfterAgent"],
-                Some("*"),
-                "",
-            ),
-            other => {
-                return Err(Error::Usage(format!(
-                    "hooks: unknown agent '{other}' (claude, codex or gemini)"
-                )))
-            }
-        };
+    type Parts = (
+        &'static str,
+        &'static [&'static str],
+        Option<&'static str>,
+        &'static str,
+    );
+    let (agent, events, matcher, note): Parts = match agent {
+        "claude" => ("claude", &["UserPromptSubmit", "Stop", "Notification"], Some(""), ""),
+        "codex" => (
+            "codex",
+            &["UserPromptSubmit", "Stop"],
+            None,
+            "Codex skips new or changed hooks silently until you trust them: at its next start answer its \"Hooks need review\" dialog",
+        ),
+        "gemini" => ("gemini", &["BeforeAgent", "AfterAgent"], Some("*"), ""),
+        other => {
+            return Err(Error::Usage(format!(
+                "hooks: unknown agent '{other}' (claude, codex or gemini)"
+            )))
+        }
+    };
+    let file = match file {
+        Some(f) => f.to_path_buf(),
+        None => match agent {
+            "claude" => env_or_home("CLAUDE_CONFIG_DIR", agent, ".claude")?.join("settings.json"),
+            "codex" => env_or_home("CODEX_HOME", agent, ".codex")?.join("hooks.json"),
+            _ => home_for_settings(agent)?
+                .join(".gemini")
+                .join("settings.json"),
+        },
+    };
     Ok(Spec {
         agent,
-        file: file.map(Path::to_path_buf).unwrap_or(default),
+        file,
         events,
         matcher,
         note,
@@ -98,16 +124,25 @@ fn stamp_path(file: &Path) -> PathBuf {
 type Settings = (Option<Vec<u8>>, Map<String, Value>);
 
 fn read_settings(file: &Path) -> Result<Settings> {
-    let raw = match std::fs::read(file) {
+    // through a symlink (a dotfiles setup), never a FIFO or a device
+    let raw = match crate::store::read_regular(file, None, 64 << 20) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((None, Map::new())),
-        Err(e) => return Err(Error::Other(format!("{}: {e}", file.display()))),
+        Err(crate::store::Refusal::Missing) => return Ok((None, Map::new())),
+        Err(crate::store::Refusal::NotRegular(w)) => {
+            return Err(Error::Other(format!(
+                "{}: it is {w}, not a regular file; left untouched",
+                file.display()
+            )))
+        }
+        Err(crate::store::Refusal::Io(e)) => {
+            return Err(crate::store::err("cannot read the settings file", file, e))
+        }
     };
     if raw.iter().all(u8::is_ascii_whitespace) {
         return Ok((Some(raw), Map::new()));
     }
     match serde_json::from_slice::<Value>(&raw) {
-        Ok(Value::Object(m)) => Ok((Some(raw), m)),
+        Ok(Value::Object(m)) if std::str::from_utf8(&raw).is_ok() => Ok((Some(raw), m)),
         Ok(_) => Err(Error::Other(format!(
             "{}: not a JSON object; left untouched",
             file.display()
@@ -119,11 +154,15 @@ fn read_settings(file: &Path) -> Result<Settings> {
     }
 }
 
+/// The marker: a hook command promptgate added runs `promptgate hook-event`.
+fn our_hook(h: &Value) -> bool {
+    h["command"].as_str().is_some_and(|c| c.contains(TAG))
+}
+
 fn ours(entry: &Value) -> bool {
-    entry["hooks"].as_array().is_some_and(|hs| {
-        hs.iter()
-            .any(|h| h["command"].as_str().is_some_and(|c| c.contains(TAG)))
-    })
+    entry["hooks"]
+        .as_array()
+        .is_some_and(|hs| hs.iter().any(our_hook))
 }
 
 /// The events whose promptgate entry is in `settings`.
@@ -140,19 +179,62 @@ fn installed(settings: &Map<String, Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn write(file: &Path, v: &Value) -> Result<Vec<u8>> {
-    let mut text = serde_json::to_vec_pretty(v).map_err(|e| Error::Other(e.to_string()))?;
-    text.push(b'\n');
-    if let Some(d) = file.parent() {
-        std::fs::create_dir_all(d)?;
+/// Write the settings file: through a symlink to its target, its mode and
+/// owner kept, atomically and durably.
+fn write(file: &Path, text: &[u8]) -> Result<()> {
+    let target = crate::store::write_target(file);
+    if let Some(d) = target.parent().filter(|d| !d.as_os_str().is_empty()) {
+        crate::store::dir(d, "the settings directory")?;
     }
-    let tmp = file.with_extension("promptgate-tmp");
-    std::fs::write(&tmp, &text)?;
-    std::fs::rename(&tmp, file)?;
+    crate::store::write_atomic(file, text, "the settings file")
+}
+
+fn bad(s: &Spec, what: &str) -> Error {
+    Error::Other(format!("{}: {what}; left untouched", s.file.display()))
+}
+
+fn span_err(s: &Spec, e: String) -> Error {
+    bad(s, &format!("cannot edit it in place ({e})"))
+}
+
+/// The settings text with promptgate's entries appended, every other byte as it was.
+fn with_entries(s: &Spec, text: &str, exe: &str) -> Result<String> {
+    let mut text = text.to_string();
+    for ev in s.events {
+        let mut entry = json!({"hooks": [{"type": "command", "command": format!("{exe} hook-event {} {ev}", s.agent)}]});
+        if s.agent == "gemini" {
+            entry["hooks"][0]["name"] = "promptgate".into();
+        }
+        if let Some(m) = s.matcher {
+            entry["matcher"] = m.into();
+        }
+        let root = crate::jsonedit::parse(&text).map_err(|e| span_err(s, e))?;
+        let key = |k: &str| Value::from(k).to_string();
+        text = match root.get("hooks") {
+            None => crate::jsonedit::append(
+                &text,
+                &root,
+                &format!("{}: {}", key("hooks"), json!({ *ev: [entry] })),
+            ),
+            Some(h) => match (&h.kind, h.get(ev)) {
+                (crate::jsonedit::Kind::Object(_), None) => {
+                    crate::jsonedit::append(&text, h, &format!("{}: {}", key(ev), json!([entry])))
+                }
+                (crate::jsonedit::Kind::Object(_), Some(l)) => match l.kind {
+                    crate::jsonedit::Kind::Array(_) => {
+                        crate::jsonedit::append(&text, l, &entry.to_string())
+                    }
+                    _ => return Err(bad(s, &format!("hooks.{ev} is not a list"))),
+                },
+                _ => return Err(bad(s, "\"hooks\" is not an object")),
+            },
+        };
+    }
     Ok(text)
 }
 
-/// Add the tagged entries; returns what to tell the user.
+/// Add the tagged entries; returns what to tell the user. Only promptgate's
+/// entries are added: every other byte of the file stays as it was.
 pub fn install(s: &Spec, exe: &str) -> Result<String> {
     let (raw, mut settings) = read_settings(&s.file)?;
     if !installed(&settings).is_empty() {
@@ -162,49 +244,47 @@ pub fn install(s: &Spec, exe: &str) -> Result<String> {
             s.agent
         ));
     }
-    // the file as it was, for a byte-exact uninstall (an absent file is noted as such)
-    match &raw {
-        Some(b) => std::fs::write(backup_path(&s.file), b)?,
+    let text = match raw
+        .as_deref()
+        .filter(|b| !b.iter().all(u8::is_ascii_whitespace))
+    {
+        Some(b) => with_entries(s, std::str::from_utf8(b).unwrap_or_default(), exe)?,
         None => {
-            let _ = std::fs::remove_file(backup_path(&s.file));
+            // no file (or only spaces): a new one
+            let mut v = Value::Object(std::mem::take(&mut settings));
+            let t = serde_json::to_string_pretty(&v).map_err(|e| Error::Other(e.to_string()))?;
+            let t = with_entries(s, &t, exe)?;
+            v = serde_json::from_str(&t).map_err(|e| Error::Other(e.to_string()))?;
+            let mut t =
+                serde_json::to_string_pretty(&v).map_err(|e| Error::Other(e.to_string()))?;
+            t.push('\n');
+            t
         }
-    }
-    let hooks = settings
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let Some(hooks) = hooks.as_object_mut() else {
-        return Err(Error::Other(format!(
-            "{}: \"hooks\" is not an object; left untouched",
-            s.file.display()
-        )));
     };
-    for ev in s.events {
-        let mut entry = json!({"hooks": [{"type": "command", "command": format!("{exe} hook-event {} {ev}", s.agent)}]});
-        if s.agent == "gemini" {
-            entry["hooks"][0]["name"] = "promptgate".into();
-        }
-        if let Some(m) = s.matcher {
-            entry["matcher"] = m.into();
-        }
-        let list = hooks.entry(ev.to_string()).or_insert_with(|| json!([]));
-        match list.as_array_mut() {
-            Some(a) => a.push(entry),
-            None => {
-                return Err(Error::Other(format!(
-                    "{}: hooks.{ev} is not a list; left untouched",
-                    s.file.display()
-                )))
-            }
+    serde_json::from_str::<Value>(&text)
+        .map_err(|e| bad(s, &format!("the edit would not be JSON ({e})")))?;
+    // the file as it was, for a byte-exact uninstall (an absent file is noted as
+    // such), as private as the file
+    let backup = backup_path(&s.file);
+    match &raw {
+        Some(b) => crate::store::write_atomic_like(&backup, b, "the settings backup", &s.file)?,
+        None => {
+            crate::store::remove(&backup, "the old settings backup")?;
         }
     }
-    let written = write(&s.file, &Value::Object(settings))?;
-    std::fs::write(stamp_path(&s.file), crate::record::sha256_hex(&written))?;
+    write(&s.file, text.as_bytes())?;
+    crate::store::write_atomic_like(
+        &stamp_path(&s.file),
+        crate::record::sha256_hex(text.as_bytes()).as_bytes(),
+        "the settings stamp",
+        &s.file,
+    )?;
     let mut msg = format!(
         "{}: installed promptgate's {} hooks ({}); backup in {}",
         s.file.display(),
         s.agent,
         s.events.join(", "),
-        backup_path(&s.file).display()
+        backup.display()
     );
     if !s.note.is_empty() {
         msg.push_str(&format!("\nnote: {}", s.note));
@@ -212,42 +292,110 @@ pub fn install(s: &Spec, exe: &str) -> Result<String> {
     Ok(msg)
 }
 
+/// The settings text without promptgate's entries: each hook command marked as
+/// promptgate's goes, a group goes when promptgate made it (nothing else in
+/// it), an event list or `hooks` goes when it is left empty and was not there
+/// before `install` (the backup says). Every other byte stays.
+fn without_entries(s: &Spec, text: &str) -> Result<String> {
+    use crate::jsonedit::{parse, remove, Kind};
+    // what the file had before install (None: unknown)
+    let before: Option<Map<String, Value>> = std::fs::read(backup_path(&s.file))
+        .ok()
+        .map(|b| serde_json::from_slice::<Map<String, Value>>(&b).unwrap_or_default());
+    let had = |ev: Option<&str>| -> bool {
+        before.as_ref().is_some_and(|m| match ev {
+            None => m.contains_key("hooks"),
+            Some(e) => m.get("hooks").and_then(|h| h.get(e)).is_some(),
+        })
+    };
+    let mut text = text.to_string();
+    let mut touched: Vec<String> = Vec::new();
+    'again: loop {
+        let root = parse(&text).map_err(|e| span_err(s, e))?;
+        let Some(Kind::Object(evs)) = root.get("hooks").map(|h| &h.kind) else {
+            break;
+        };
+        for (ev, _, list) in evs {
+            for (gi, group) in list.items().iter().enumerate() {
+                let Some(hs) = group.get("hooks") else {
+                    continue;
+                };
+                let vals: Vec<Value> = hs
+                    .items()
+                    .iter()
+                    .map(|h| serde_json::from_str(&text[h.start..h.end]).unwrap_or(Value::Null))
+                    .collect();
+                let Some(j) = vals.iter().position(our_hook) else {
+                    continue;
+                };
+                let only_ours = vals.iter().all(our_hook)
+                    && matches!(&group.kind, Kind::Object(m) if m.iter().all(|(k, _, _)| k == "hooks" || k == "matcher"));
+                text = if only_ours {
+                    remove(&text, list, gi)
+                } else {
+                    remove(&text, hs, j)
+                };
+                if !touched.contains(ev) {
+                    touched.push(ev.clone());
+                }
+                continue 'again;
+            }
+        }
+        break;
+    }
+    for ev in &touched {
+        let root = parse(&text).map_err(|e| span_err(s, e))?;
+        let Some(h) = root.get("hooks") else { break };
+        let Kind::Object(evs) = &h.kind else { break };
+        if let Some(i) = evs.iter().position(|(k, _, l)| {
+            k == ev && l.items().is_empty() && matches!(l.kind, Kind::Array(_))
+        }) {
+            if !had(Some(ev)) {
+                text = remove(&text, h, i);
+            }
+        }
+    }
+    if !touched.is_empty() && !had(None) {
+        let root = parse(&text).map_err(|e| span_err(s, e))?;
+        if let (Kind::Object(m), Some(h)) = (&root.kind, root.get("hooks")) {
+            if matches!(&h.kind, Kind::Object(e) if e.is_empty()) {
+                if let Some(i) = m.iter().position(|(k, _, _)| k == "hooks") {
+                    text = remove(&text, &root, i);
+                }
+            }
+        }
+    }
+    Ok(text)
+}
+
 /// Remove exactly the tagged entries. A file unchanged since `install` gets its
-/// bytes from before back (or is removed, if there was none).
+/// bytes from before back (or is removed, if there was none); a changed one
+/// loses only what promptgate added.
 pub fn uninstall(s: &Spec) -> Result<String> {
-    let (raw, mut settings) = read_settings(&s.file)?;
+    let (raw, settings) = read_settings(&s.file)?;
     if installed(&settings).is_empty() {
         return Ok(format!(
             "{}: no promptgate hooks installed",
             s.file.display()
         ));
     }
-    let unchanged = raw.as_ref().is_some_and(|b| {
-        std::fs::read_to_string(stamp_path(&s.file))
-            .is_ok_and(|h| h.trim() == crate::record::sha256_hex(b))
-    });
+    let raw = raw.unwrap_or_default();
+    let unchanged = std::fs::read_to_string(stamp_path(&s.file))
+        .is_ok_and(|h| h.trim() == crate::record::sha256_hex(&raw));
     let backup = backup_path(&s.file);
     if unchanged {
         match std::fs::read(&backup) {
-            Ok(b) => std::fs::write(&s.file, b)?,
-            Err(_) => std::fs::remove_file(&s.file)?,
+            Ok(b) => write(&s.file, &b)?,
+            Err(_) => {
+                crate::store::remove(&crate::store::write_target(&s.file), "the settings file")?;
+            }
         }
     } else {
-        if let Some(hooks) = settings.get_mut("hooks").and_then(Value::as_object_mut) {
-            for v in hooks.values_mut() {
-                if let Some(a) = v.as_array_mut() {
-                    a.retain(|e| !ours(e));
-                }
-            }
-            hooks.retain(|_, v| v.as_array().is_none_or(|a| !a.is_empty()));
-            if hooks.is_empty() {
-                settings.remove("hooks");
-            }
-        }
-        write(&s.file, &Value::Object(settings))?;
+        let text = without_entries(s, std::str::from_utf8(&raw).unwrap_or_default())?;
+        write(&s.file, text.as_bytes())?;
     }
-    let _ = std::fs::remove_file(&backup);
-    let _ = std::fs::remove_file(stamp_path(&s.file));
+    crate::store::remove(&backup, "the settings backup")?;
+    crate::store::remove(&stamp_path(&s.file), "the settings stamp")?;
     Ok(format!(
         "{}: removed promptgate's {} hooks{}",
         s.file.display(),
@@ -316,25 +464,32 @@ pub fn record_event(agent: &str, event: &str) {
     });
     let path = event_file(&socket, &pane);
     if let Some(d) = path.parent() {
-        let _ = std::fs::create_dir_all(d);
+        if crate::store::dir(d, "the hook events directory").is_err() {
+            return;
+        }
         use std::os::unix::fs::PermissionsExt;
         let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700));
     }
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-    {
-        use std::io::Write;
-        let _ = f.write_all(format!("{line}\n").as_bytes());
-    }
+    let _ = crate::store::append_line(
+        &path,
+        format!("{line}\n").as_bytes(),
+        "the hook events file",
+    );
 }
 
 /// The hook events of a pane from byte `since` on (complete lines).
 pub fn events_since(path: &Path, since: u64) -> Vec<Value> {
-    let Ok(mut f) = std::fs::File::open(path) else {
+    // a regular file only: a FIFO there never blocks the proof
+    let Ok(mut f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+    else {
         return Vec::new();
     };
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return Vec::new();
+    }
     if f.seek(SeekFrom::Start(since)).is_err() {
         return Vec::new();
     }
@@ -417,5 +572,77 @@ mod tests {
         assert!(e.contains("malformed") && e.contains("untouched"), "{e}");
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "{ not json");
         assert!(!backup_path(&f).exists());
+    }
+
+    #[test]
+    fn uninstall_removes_only_what_promptgate_added_even_from_an_edited_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("settings.json");
+        let before = "{\n  \"model\":\"opus\",\n  \"hooks\": {\n    \"Stop\": [ {\"hooks\": [{\"type\": \"command\", \"command\": \"say \\u0064one\"}]} ]\n  }\n}\n";
+        std::fs::write(&f, before).unwrap();
+        let s = spec("claude", Some(&f)).unwrap();
+        install(&s, "/bin/promptgate").unwrap();
+        let installed = std::fs::read_to_string(&f).unwrap();
+        // install added bytes only: the user's text is all still there, in order
+        assert!(installed.starts_with("{\n  \"model\":\"opus\",\n  \"hooks\": {\n    \"Stop\": [ {\"hooks\": [{\"type\": \"command\", \"command\": \"say \\u0064one\"}]}, "), "{installed}");
+        // the user adds their own command to the group promptgate made for UserPromptSubmit
+        let mine = "{\"type\": \"command\", \"command\": \"/usr/local/bin/audit\"}";
+        let root = crate::jsonedit::parse(&installed).unwrap();
+        let group = &root
+            .get("hooks")
+            .unwrap()
+            .get("UserPromptSubmit")
+            .unwrap()
+            .items()[0];
+        let edited = crate::jsonedit::append(&installed, group.get("hooks").unwrap(), mine);
+        std::fs::write(&f, &edited).unwrap();
+        uninstall(&s).unwrap();
+        let after = std::fs::read_to_string(&f).unwrap();
+        let v: Value = serde_json::from_str(&after).unwrap();
+        assert_eq!(
+            v["hooks"]["UserPromptSubmit"][0]["hooks"],
+            json!([{"type": "command", "command": "/usr/local/bin/audit"}]),
+            "{after}"
+        );
+        assert!(!after.contains(TAG), "{after}");
+        // everything else byte-identical: the user's Stop entry, spacing and escape
+        assert!(after.starts_with("{\n  \"model\":\"opus\",\n  \"hooks\": {\n    \"Stop\": [ {\"hooks\": [{\"type\": \"command\", \"command\": \"say \\u0064one\"}]} ],"), "{after}");
+        assert!(after.contains(mine), "{after}");
+        assert!(v["hooks"].get("Notification").is_none(), "{after}");
+    }
+
+    #[test]
+    fn a_symlinked_private_settings_file_stays_a_symlink_and_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("dotfiles-settings.json");
+        std::fs::write(&real, "{\"apiKey\": \"secret\"}\n").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let f = dir.path().join("settings.json");
+        std::os::unix::fs::symlink(&real, &f).unwrap();
+        let s = spec("claude", Some(&f)).unwrap();
+        install(&s, "/bin/promptgate").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert!(std::fs::symlink_metadata(&f)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert!(std::fs::read_to_string(&real).unwrap().contains(TAG));
+        assert_eq!(mode(&real), 0o600);
+        assert_eq!(
+            mode(&backup_path(&f)),
+            0o600,
+            "the backup holds the key too"
+        );
+        uninstall(&s).unwrap();
+        assert!(std::fs::symlink_metadata(&f)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(&real).unwrap(),
+            "{\"apiKey\": \"secret\"}\n"
+        );
+        assert_eq!(mode(&real), 0o600);
     }
 }

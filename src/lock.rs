@@ -1,27 +1,49 @@
 //! A per-pane lock across processes: `flock(2)` on a file keyed by the server
-//! socket and the pane id. The kernel releases it when the holder dies, so a
-//! killed sender never wedges a pane.
+//! socket and the pane id (`crate::store::FileLock`). The kernel releases it
+//! when the holder dies, so a killed sender never wedges a pane. A released
+//! lock's file stays while its mtime matters (it tells the next taker when the
+//! pane last had a sender) and is removed once idle for [`IDLE`]: by whoever
+//! releases a lock next, under the lock, so no taker ever holds a removed file.
 
 use crate::error::{Error, Result};
-use std::fs::{File, OpenOptions};
-use std::os::unix::io::AsRawFd;
+use crate::store::FileLock;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Held until dropped. Taking and releasing it stamp the file's mtime, so that
 /// the next taker knows when the pane last had a sender.
 pub struct PaneLock {
-    file: File,
+    lock: FileLock,
     pub path: PathBuf,
     pub waited_ms: u64,
     /// When a sender last took or released this lock (Unix ms; 0: never).
     pub last_held_ms: u128,
 }
 
+/// How long a released lock's file stays (its mtime says when the pane last
+/// had a sender; a taker compares it with a read made moments before).
+pub const IDLE: Duration = Duration::from_secs(120);
+
 impl Drop for PaneLock {
     fn drop(&mut self) {
         // before the file closes and the kernel releases the lock
-        let _ = self.file.set_modified(SystemTime::now());
+        let _ = self.lock.file.set_modified(SystemTime::now());
+        sweep(&self.lock.path);
+    }
+}
+
+/// Remove the lock files beside `mine` that nobody holds and nobody used for
+/// [`IDLE`].
+fn sweep(mine: &std::path::Path) {
+    let Some(dir) = mine.parent() else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p != mine && p.extension().is_some_and(|x| x == "lock") {
+            FileLock::sweep(&p, IDLE);
+        }
     }
 }
 
@@ -31,11 +53,21 @@ fn unix_ms(t: SystemTime) -> u128 {
 
 /// Where the lock files live: `$XDG_RUNTIME_DIR/promptgate` or `/tmp/promptgate-<uid>`.
 pub fn lock_dir() -> PathBuf {
+    lock_dir_and_source().0
+}
+
+fn lock_dir_and_source() -> (PathBuf, &'static str) {
     if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(d).join("promptgate");
+        return (
+            PathBuf::from(d).join("promptgate"),
+            "the lock directory (under XDG_RUNTIME_DIR)",
+        );
     }
     let uid = unsafe { libc::getuid() };
-    std::env::temp_dir().join(format!("promptgate-{uid}"))
+    (
+        std::env::temp_dir().join(format!("promptgate-{uid}")),
+        "the lock directory (under the temporary directory)",
+    )
 }
 
 fn key(server: &str, pane: &str) -> String {
@@ -45,7 +77,11 @@ fn key(server: &str, pane: &str) -> String {
         h ^= b as u64;
         h = h.wrapping_mul(0x100000001b3);
     }
-    format!("{h:016x}-{}", pane.trim_start_matches('%'))
+    // the hash keys it; the rest is only for a person reading the directory
+    format!(
+        "{h:016x}-{}",
+        crate::store::safe_name(pane.trim_start_matches('%'))
+    )
 }
 
 impl PaneLock {
@@ -62,34 +98,28 @@ impl PaneLock {
         timeout: Duration,
         waiting: &mut dyn FnMut(),
     ) -> Result<PaneLock> {
-        let dir = lock_dir();
-        std::fs::create_dir_all(&dir)?;
+        let (dir, what) = lock_dir_and_source();
+        let dir = crate::store::dir(&dir, what)?;
         let path = dir.join(format!("{}.lock", key(server, pane)));
-        let existed = path.exists();
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)?;
         let start = Instant::now();
         loop {
-            let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-            if r == 0 {
-                let last_held_ms = match existed {
-                    true => file.metadata()?.modified().map_or(u128::MAX, unix_ms),
+            if let Some(lock) = FileLock::try_take(&path, false)? {
+                let last_held_ms = match lock.existed {
+                    true => lock
+                        .file
+                        .metadata()
+                        .map_err(|e| crate::store::err("cannot read the lock file", &path, e))?
+                        .modified()
+                        .map_or(u128::MAX, unix_ms),
                     false => 0,
                 };
-                let _ = file.set_modified(SystemTime::now());
+                let _ = lock.file.set_modified(SystemTime::now());
                 return Ok(PaneLock {
-                    file,
+                    lock,
                     path,
                     waited_ms: start.elapsed().as_millis() as u64,
                     last_held_ms,
                 });
-            }
-            let err = std::io::Error::last_os_error();
-            if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
-                return Err(Error::Io(err));
             }
             if start.elapsed() >= timeout {
                 return Err(Error::Locked(

@@ -2,7 +2,6 @@
 //! (`~/.local/state/promptgate/deliveries.jsonl`). `PROMPTGATE_LOG=off` turns it off;
 //! `PROMPTGATE_LOG=/path/file.jsonl` writes elsewhere.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 pub fn log_path() -> Option<PathBuf> {
@@ -18,19 +17,17 @@ pub fn log_path() -> Option<PathBuf> {
     Some(base.join("promptgate").join("deliveries.jsonl"))
 }
 
-/// Append one record. A log that cannot be written never fails a delivery.
+/// Append one record, as one `write` to a regular file (`crate::store`): lines
+/// from several processes never interleave, and a FIFO there never blocks. A log
+/// that cannot be written never fails a delivery.
 pub fn append(record: &impl serde::Serialize) {
     let Some(path) = log_path() else { return };
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if crate::store::dir(dir, "the delivery log's directory").is_err() {
+            return;
+        }
     }
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-    {
-        let mut line = serde_json::to_string(record).unwrap_or_default();
-        line.push('\n');
-        let _ = f.write_all(line.as_bytes());
-    }
+    let mut line = serde_json::to_string(record).unwrap_or_default();
+    line.push('\n');
+    let _ = crate::store::append_line(&path, line.as_bytes(), "the delivery log");
 }

@@ -605,6 +605,7 @@ impl Gatekeeper {
                 if let Ok(mut s) = hook_status.lock() {
                     *s = format!("{hook_pane}: {phase}");
                 }
+                Ok(())
             };
             // a cancelled request stops the gate before anything is typed
             let shared = Shared::new(Duration::from_millis(2)).with_cancel(cancel.clone());

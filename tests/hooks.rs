@@ -140,3 +140,29 @@ fn a_malformed_settings_file_is_an_error_and_stays_as_it_was() {
     let o = hooks(dir.path(), &["install"]);
     assert_eq!(code(&o), 2, "{}", stderr(&o));
 }
+
+#[test]
+fn without_home_hooks_install_refuses_and_writes_nothing() {
+    let cwd = tempfile::tempdir().unwrap();
+    for home in [None, Some("relative/home")] {
+        let mut c = Command::new(bin());
+        c.args(["hooks", "install", "claude"])
+            .current_dir(cwd.path())
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME");
+        match home {
+            Some(h) => c.env("HOME", h),
+            None => c.env_remove("HOME"),
+        };
+        let o = c.output().unwrap();
+        assert_eq!(code(&o), 2, "{}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(e.contains("HOME") && e.contains("--settings"), "{e}");
+        assert_eq!(
+            std::fs::read_dir(cwd.path()).unwrap().count(),
+            0,
+            "nothing written into the current directory"
+        );
+    }
+}

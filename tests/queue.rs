@@ -317,3 +317,305 @@ fn queue_run_prints_progress_while_it_delivers() {
     );
     assert_eq!(prompts(&t), vec!["make it busy", "step one", "step two"]);
 }
+
+/// `promptgate -S SOCKET_PATH queue ARGS` for this server (the same lock and log
+/// directories as `queue_cmd`).
+fn queue_cmd_s(srv: &TmuxServer, qdir: &std::path::Path, args: &[&str]) -> std::process::Command {
+    let path = srv
+        .tmux_out(&["display-message", "-p", "#{socket_path}"])
+        .trim()
+        .to_string();
+    let mut c = std::process::Command::new(bin());
+    c.args(["-S", &path, "queue"])
+        .args(args)
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .env("PROMPTGATE_LOG", srv.dir.path().join("deliveries.jsonl"))
+        .env("XDG_RUNTIME_DIR", srv.dir.path())
+        .env("PROMPTGATE_QUEUE_DIR", qdir);
+    c
+}
+
+/// A process this test started, killed (by its PID) when the test ends, even
+/// by a failed assertion.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `timeout 60 CMD`: a FIFO that hangs the command fails the test instead of
+/// hanging it.
+fn bounded(c: std::process::Command) -> std::process::Output {
+    let mut t = std::process::Command::new("timeout");
+    t.arg("60").arg(c.get_program()).args(c.get_args());
+    for (k, v) in c.get_envs() {
+        match v {
+            Some(v) => t.env(k, v),
+            None => t.env_remove(k),
+        };
+    }
+    t.output().unwrap()
+}
+
+#[test]
+fn a_renamed_or_linked_item_is_one_item_and_fifos_and_outside_links_are_refused() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let qdir = srv.dir.path().join("queue");
+    let (pane, t) = srv.fake("claude", &[]);
+    srv.wait_state(&pane, "ready", 15.0);
+    let add = |body: &str| {
+        let o = queue_cmd(&srv, &qdir, &["add", "-t", &pane, body])
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    // one item under four names: renamed, hard-linked, symlinked inside the dir
+    let a = add("only once, whatever its file is called");
+    std::fs::rename(qdir.join(format!("{a}.json")), qdir.join("renamed.json")).unwrap();
+    std::fs::hard_link(qdir.join("renamed.json"), qdir.join("hard.json")).unwrap();
+    std::os::unix::fs::symlink("renamed.json", qdir.join("soft.json")).unwrap();
+    // an item whose file lives elsewhere, linked in: refused, never typed
+    let b = add("from outside the queue directory");
+    let out = srv.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::rename(qdir.join(format!("{b}.json")), out.join("b.json")).unwrap();
+    std::os::unix::fs::symlink(out.join("b.json"), qdir.join("outside.json")).unwrap();
+    // a FIFO named like an item: never opened for a blocking read
+    let fifo = std::ffi::CString::new(qdir.join("fifo.json").to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+
+    let o = bounded(queue_cmd(&srv, &qdir, &["list"]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let list = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(list.lines().count(), 1, "one item, not four: {list}");
+    assert!(list.contains(&a), "{list}");
+    let e = stderr(&o);
+    assert!(e.contains("fifo.json") && e.contains("a FIFO"), "{e}");
+    assert!(
+        e.contains("outside.json") && e.contains("symlink out of"),
+        "{e}"
+    );
+    // the plugin's status counts read the same directory
+    let mut c = srv.pg_cmd(&["status", "--format", "plain"]);
+    c.env("PROMPTGATE_QUEUE_DIR", &qdir);
+    let o = bounded(c);
+    assert!(
+        text(&o.stdout).trim().ends_with("+1"),
+        "{}",
+        text(&o.stdout)
+    );
+
+    // through -S SOCKET_PATH as well (its lock file is named safely)
+    let o = bounded(queue_cmd(
+        &srv,
+        &qdir,
+        &["run", "--once", "--max-secs", "8"],
+    ));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        prompts(&t),
+        vec!["only once, whatever its file is called"],
+        "delivered exactly once; {}",
+        text(&o.stdout)
+    );
+    for n in ["renamed.json", "hard.json", "soft.json"] {
+        assert!(
+            std::fs::symlink_metadata(qdir.join(n)).is_err(),
+            "{n}: every name of a delivered item goes"
+        );
+    }
+    assert!(
+        out.join("b.json").exists(),
+        "a file elsewhere is not touched"
+    );
+}
+
+#[test]
+fn a_queue_dir_spelled_two_ways_is_one_queue_and_socket_paths_work() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let qdir = srv.dir.path().join("queue");
+    std::fs::create_dir_all(&qdir).unwrap();
+    let alias = srv.dir.path().join("alias");
+    std::os::unix::fs::symlink(&qdir, &alias).unwrap();
+    let slash = std::path::PathBuf::from(format!("{}/", qdir.display()));
+    let mut w = KillOnDrop(
+        queue_cmd(&srv, &qdir, &["run"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // the watcher has its lock once it has said what it watches
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(w.0.stdout.as_mut().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    assert!(first.starts_with("queue: nothing queued"), "{first}");
+    for d in [&alias, &slash] {
+        let o = bounded(queue_cmd(&srv, d, &["run", "--once"]));
+        assert_eq!(code(&o), 28, "{}: {}", d.display(), stderr(&o));
+        assert!(
+            stderr(&o).contains("a queue watcher already runs"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    drop(w);
+    // -S SOCKET_PATH with no other watcher runs (it said "already runs")
+    let (pane, t) = srv.fake("claude", &[]);
+    srv.wait_state(&pane, "ready", 15.0);
+    let o = bounded(queue_cmd_s(
+        &srv,
+        &alias,
+        &["add", "-t", &pane, "by socket path"],
+    ));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    // a run for another server says where the prompt waits
+    let o = bounded(queue_cmd(&srv, &slash, &["run", "--once"]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let said = text(&o.stdout);
+    assert!(
+        said.contains("1 prompt(s) wait for other servers: -S /"),
+        "{said}"
+    );
+    let o = bounded(queue_cmd_s(&srv, &qdir, &["run", "--once"]));
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(prompts(&t), vec!["by socket path"]);
+    // no lock file has a space in its name
+    for e in std::fs::read_dir(srv.dir.path().join("promptgate"))
+        .unwrap()
+        .flatten()
+    {
+        let n = e.file_name().to_string_lossy().into_owned();
+        assert!(!n.contains(' ') && !n.contains('/'), "{n}");
+    }
+}
+
+#[test]
+fn bad_xdg_directories_are_named_with_what_they_were_for() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let run = |var: &str, queue_dir: Option<&std::path::Path>| {
+        let mut c = std::process::Command::new(bin());
+        c.args([
+            "-L",
+            "promptgate-test-no-such-server",
+            "queue",
+            "run",
+            "--once",
+        ])
+        .env_remove("TMUX")
+        .env_remove("PROMPTGATE_QUEUE_DIR")
+        .env("XDG_STATE_HOME", d.path())
+        .env("XDG_RUNTIME_DIR", d.path())
+        .env(var, &file);
+        if let Some(q) = queue_dir {
+            c.env("PROMPTGATE_QUEUE_DIR", q);
+        }
+        let o = c.output().unwrap();
+        (code(&o), stderr(&o))
+    };
+    let (c, e) = run("XDG_STATE_HOME", None);
+    assert_ne!(c, 0, "{e}");
+    assert!(
+        e.contains("the queue directory (under XDG_STATE_HOME)")
+            && e.contains(&format!("{}/promptgate/queue", file.display()))
+            && e.contains("Not a directory"),
+        "{e}"
+    );
+    let (c, e) = run("XDG_RUNTIME_DIR", Some(&d.path().join("q")));
+    assert_ne!(c, 0, "{e}");
+    assert!(
+        e.contains("the lock directory (under XDG_RUNTIME_DIR)")
+            && e.contains(&format!("{}/promptgate", file.display())),
+        "{e}"
+    );
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+}
+
+/// Whether this test may mount a tmpfs in a private mount namespace (root and
+/// `unshare -m`); the reason when not.
+fn private_mounts() -> Result<(), String> {
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("not root".into());
+    }
+    let o = std::process::Command::new("unshare")
+        .args([
+            "-m",
+            "sh",
+            "-c",
+            "mount -t tmpfs -o size=64k tmpfs /mnt && umount /mnt",
+        ])
+        .output()
+        .map_err(|e| format!("unshare: {e}"))?;
+    if !o.status.success() {
+        return Err(format!(
+            "unshare -m with a tmpfs mount failed: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn on_a_full_disk_the_queue_types_nothing_it_could_not_journal() {
+    if let Err(why) = private_mounts() {
+        eprintln!("skipped: a full disk needs a private tmpfs mount: {why}");
+        return;
+    }
+    let srv = TmuxServer::new(100, 30, &[]);
+    let qdir = srv.dir.path().join("queue-on-tmpfs");
+    std::fs::create_dir_all(&qdir).unwrap();
+    let (pane, t) = srv.fake("claude", &[]);
+    srv.wait_state(&pane, "ready", 15.0);
+    // all in one private mount namespace: the tmpfs is gone when it ends
+    let script = r#"
+        set -u
+        mount -t tmpfs -o size=128k tmpfs "$Q" || exit 90
+        mkdir "$Q/.claims"
+        "$PG" -L "$SOCK" queue add -t "$PANE" "typed once, after the disk has room" || exit 91
+        dd if=/dev/zero of="$Q/.fill" bs=1k 2>/dev/null
+        "$PG" -L "$SOCK" queue run --once --max-secs 2 --gate-timeout 0.5
+        echo "full-run-exit=$?"
+        "$PG" -L "$SOCK" queue list
+        echo "list-exit=$?"
+        rm "$Q/.fill"
+        "$PG" -L "$SOCK" queue run --once
+        echo "room-run-exit=$?"
+    "#;
+    let o = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c", script])
+        .env("Q", &qdir)
+        .env("PG", bin())
+        .env("SOCK", &srv.socket)
+        .env("PANE", &pane)
+        .env("PROMPTGATE_QUEUE_DIR", &qdir)
+        .env("PROMPTGATE_LOG", srv.dir.path().join("deliveries.jsonl"))
+        .env("XDG_RUNTIME_DIR", srv.dir.path())
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .output()
+        .unwrap();
+    let said = text(&o.stdout);
+    let e = stderr(&o);
+    assert!(
+        said.contains("full-run-exit=20"),
+        "the full-disk run ends with the prompt still queued\n{said}\n{e}"
+    );
+    assert!(e.contains("cannot journal typing"), "{e}");
+    assert!(e.contains("No space left on device"), "{e}");
+    assert!(said.contains("room-run-exit=0"), "{said}\n{e}");
+    assert_eq!(
+        prompts(&t),
+        vec!["typed once, after the disk has room"],
+        "nothing typed while the journal could not be written, then once\n{said}\n{e}"
+    );
+}

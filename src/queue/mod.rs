@@ -13,7 +13,6 @@ pub mod run;
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Where an item's delivery stands (journalled before each step).
@@ -87,16 +86,41 @@ impl Item {
     }
 }
 
-pub fn dir() -> PathBuf {
+/// Where the queue lives, and in words where that came from (for errors).
+pub fn dir_and_source() -> (PathBuf, &'static str) {
     if let Some(d) = std::env::var_os("PROMPTGATE_QUEUE_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(d);
+        return (
+            PathBuf::from(d),
+            "the queue directory (PROMPTGATE_QUEUE_DIR)",
+        );
     }
-    let base = std::env::var_os("XDG_STATE_HOME")
+    if let Some(b) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
+        return (
+            PathBuf::from(b).join("promptgate").join("queue"),
+            "the queue directory (under XDG_STATE_HOME)",
+        );
+    }
+    let base = std::env::var_os("HOME")
         .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .map(|h| PathBuf::from(h).join(".local/state"))
         .unwrap_or_else(std::env::temp_dir);
-    base.join("promptgate").join("queue")
+    (
+        base.join("promptgate").join("queue"),
+        "the queue directory (~/.local/state/promptgate/queue)",
+    )
+}
+
+/// The queue directory, canonical (two spellings of one directory are one
+/// queue), whether or not it exists yet.
+pub fn dir() -> PathBuf {
+    crate::store::canonical_lenient(&dir_and_source().0)
+}
+
+/// The queue directory, made if needed, canonical; an error names it and where
+/// it came from.
+pub fn open_dir() -> Result<PathBuf> {
+    let (d, what) = dir_and_source();
+    crate::store::dir(&d, what)
 }
 
 /// A new id that sorts in creation order.
@@ -110,44 +134,169 @@ pub fn new_id() -> String {
     format!("{ns:020}-{:05}-{seq:03}", std::process::id() % 100_000)
 }
 
+/// An id is a plain name of letters, digits, `-`, `_`, `.` (it names files).
+fn valid_id(id: &str) -> bool {
+    crate::store::is_plain_name(id)
+        && id.len() <= 128
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
 fn path_of(dir: &Path, id: &str) -> PathBuf {
     dir.join(format!("{id}.json"))
 }
 
-fn fsync_dir(dir: &Path) {
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
+/// One line on stderr, once per process for each path and reason (a watcher
+/// scans many times).
+fn warn_once(path: &Path, why: &str) {
+    static SEEN: std::sync::Mutex<Vec<(PathBuf, String)>> = std::sync::Mutex::new(Vec::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    let k = (path.to_path_buf(), why.to_string());
+    if !seen.contains(&k) {
+        eprintln!("promptgate: queue: skipping {}: {why}", path.display());
+        seen.push(k);
     }
 }
 
-/// Write an item atomically: a temp file, fsync, rename over, fsync the directory.
-pub fn save(dir: &Path, item: &Item) -> Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".{}.tmp-{}", item.id, std::process::id()));
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(
-            serde_json::to_string_pretty(item)
-                .map_err(|e| Error::Other(e.to_string()))?
-                .as_bytes(),
-        )?;
-        f.sync_all()?;
+/// An item and every name it has in the queue directory (a renamed, linked or
+/// copied file is the same item: items are identified by the id inside).
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub item: Item,
+    pub paths: Vec<PathBuf>,
+}
+
+/// Every item once, oldest first. Files that are not regular, links out of the
+/// directory and unreadable files are skipped with a one-line warning. When an
+/// id has several files, `ID.json` (the one promptgate writes) wins.
+pub fn scan(dir: &Path) -> Result<Vec<Found>> {
+    let dir = crate::store::canonical_lenient(dir);
+    let rd = match std::fs::read_dir(&dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(crate::store::err(
+                "cannot read the queue directory",
+                &dir,
+                e,
+            ))
+        }
+    };
+    let mut found: Vec<Found> = Vec::new();
+    let mut names: Vec<_> = rd.flatten().map(|e| e.file_name()).collect();
+    names.sort();
+    for name in names {
+        let n = name.to_string_lossy();
+        if n.starts_with('.') || !n.ends_with(".json") {
+            continue;
+        }
+        let p = dir.join(&name);
+        let bytes = match crate::store::read_regular(&p, Some(&dir), 16 << 20) {
+            Ok(b) => b,
+            Err(crate::store::Refusal::Missing) => continue,
+            Err(crate::store::Refusal::NotRegular(w)) => {
+                warn_once(&p, &format!("it is {w}, not a regular file"));
+                continue;
+            }
+            Err(crate::store::Refusal::Io(e)) => {
+                warn_once(&p, &format!("cannot read it: {e}"));
+                continue;
+            }
+        };
+        let item = match serde_json::from_slice::<Item>(&bytes) {
+            Ok(i) if valid_id(&i.id) => i,
+            Ok(i) => {
+                warn_once(&p, &format!("its id {:?} is not a plain name", i.id));
+                continue;
+            }
+            Err(e) => {
+                warn_once(&p, &format!("not a queue item ({e})"));
+                continue;
+            }
+        };
+        let canonical = *n == format!("{}.json", item.id);
+        match found.iter_mut().find(|f| f.item.id == item.id) {
+            Some(f) => {
+                f.paths.push(p);
+                if canonical {
+                    f.item = item;
+                }
+            }
+            None => found.push(Found {
+                item,
+                paths: vec![p],
+            }),
+        }
     }
-    std::fs::rename(&tmp, path_of(dir, &item.id))?;
-    fsync_dir(dir);
+    found.sort_by(|a, b| a.item.id.cmp(&b.item.id));
+    Ok(found)
+}
+
+/// Every item once, oldest first (see [`scan`]).
+pub fn load_all(dir: &Path) -> Result<Vec<Item>> {
+    Ok(scan(dir)?.into_iter().map(|f| f.item).collect())
+}
+
+/// The item with this id as it is on disk now, if it is still queued.
+pub fn find(dir: &Path, id: &str) -> Result<Option<Item>> {
+    Ok(scan(dir)?
+        .into_iter()
+        .find(|f| f.item.id == id)
+        .map(|f| f.item))
+}
+
+/// Write an item atomically and durably as `ID.json` (a temp file, fsync,
+/// rename over, fsync the directory); any other name the item had (renamed,
+/// linked) goes, so that it is one file again. An error means nothing changed
+/// on disk for this item's `ID.json`: the caller must not go on as if journalled.
+pub fn save(dir: &Path, item: &Item) -> Result<()> {
+    if !valid_id(&item.id) {
+        return Err(Error::Other(format!(
+            "queue id {:?} is not a plain name",
+            item.id
+        )));
+    }
+    let (_, what) = dir_and_source();
+    let dir = crate::store::dir(dir, what)?;
+    let text = serde_json::to_string_pretty(item).map_err(|e| Error::Other(e.to_string()))?;
+    let own = path_of(&dir, &item.id);
+    crate::store::replace_atomic(&own, text.as_bytes(), "the queue item")?;
+    for f in scan(&dir)?.into_iter().filter(|f| f.item.id == item.id) {
+        for p in f.paths.iter().filter(|p| **p != own) {
+            crate::store::remove(p, "a second name of the queue item")?;
+        }
+    }
     Ok(())
 }
 
-/// Remove an item for good (after `consumed`, or `queue drop`).
+/// Remove an item for good, under every name it has (after `consumed`, or
+/// `queue drop`).
 pub fn remove(dir: &Path, id: &str) -> Result<bool> {
-    match std::fs::remove_file(path_of(dir, id)) {
-        Ok(()) => {
-            fsync_dir(dir);
-            Ok(true)
+    let dir = crate::store::canonical_lenient(dir);
+    let mut any = false;
+    for f in scan(&dir)?.into_iter().filter(|f| f.item.id == id) {
+        for p in &f.paths {
+            any |= crate::store::remove(p, "the queue item")?;
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(e.into()),
     }
+    if valid_id(id) {
+        any |= crate::store::remove(&path_of(&dir, id), "the queue item")?;
+    }
+    Ok(any)
+}
+
+/// Claim an item for delivery: an exclusive lock named by its id, under
+/// `DIR/.claims/`, held until dropped and removed then (the kernel releases it
+/// if the holder dies). `Ok(None)`: another process holds it. The caller reads
+/// the item again ([`find`]) after the claim, before acting on it.
+pub fn claim(dir: &Path, id: &str) -> Result<Option<crate::store::FileLock>> {
+    if !valid_id(id) {
+        return Ok(None);
+    }
+    let claims = crate::store::dir(&dir.join(".claims"), "the queue's claims directory")?;
+    crate::store::FileLock::try_take(&claims.join(format!("{id}.lock")), true)
 }
 
 /// The id of the one queued prompt whose id starts with `prefix` (an exact id
@@ -179,32 +328,6 @@ pub fn resolve_id(dir: &Path, prefix: &str) -> Result<String> {
             )))
         }
     }
-}
-
-/// Every item, oldest first. Unreadable files are skipped (and named on stderr).
-pub fn load_all(dir: &Path) -> Result<Vec<Item>> {
-    let mut items = Vec::new();
-    let rd = match std::fs::read_dir(dir) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(items),
-        Err(e) => return Err(e.into()),
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') || !name.ends_with(".json") {
-            continue;
-        }
-        match std::fs::read(&p)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Item>(&b).ok())
-        {
-            Some(i) => items.push(i),
-            None => eprintln!("promptgate: skipping unreadable queue file {}", p.display()),
-        }
-    }
-    items.sort_by(|a, b| a.id.cmp(&b.id));
-    Ok(items)
 }
 
 /// How many prompts wait in the queue for each pane of `server` (a `Server::spec`).

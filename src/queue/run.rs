@@ -21,9 +21,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 pub fn run(server: &Server, profiles: &Profiles, a: QueueArgs) -> Result<i32> {
+    // canonical once: two spellings of one directory are one queue
     let dir = queue::dir();
     match a.cmd {
-        QueueCmd::Add(a) => add(server, profiles, &dir, a),
+        QueueCmd::Add(a) => add(server, profiles, &queue::open_dir()?, a),
         QueueCmd::List { json } => list(&dir, json),
         QueueCmd::Drop { id } => {
             // any unique prefix of the id will do
@@ -35,7 +36,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: QueueArgs) -> Result<i32> {
                 Err(Error::Usage(format!("no queued prompt {id}")))
             }
         }
-        QueueCmd::Run(r) => watch(server, profiles, &dir, r),
+        QueueCmd::Run(r) => watch(server, profiles, &queue::open_dir()?, r),
     }
 }
 
@@ -158,18 +159,22 @@ fn preview(body: &str) -> String {
 /// printing a line for each delivery, each change of why a prompt waits, and each
 /// prompt held for a person.
 fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> Result<i32> {
-    std::fs::create_dir_all(dir)?;
-    // One watcher per server and queue directory.
+    // One watcher per server and queue directory (`dir` is canonical).
     let _me = PaneLock::acquire(
         &format!("queue:{}", dir.display()),
         &server.spec(),
         Duration::from_millis(50),
     )
-    .map_err(|_| {
-        Error::refused(
+    .map_err(|e| match e {
+        Error::Locked(..) => Error::refused(
             Refused::Locked,
-            format!("a queue watcher already runs for {}", server.spec()),
-        )
+            format!(
+                "a queue watcher already runs for {} on {}",
+                server.spec(),
+                dir.display()
+            ),
+        ),
+        e => e,
     })?;
     let spec = server.spec();
     let start = Instant::now();
@@ -196,7 +201,10 @@ fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> R
                 "; watching (Ctrl-C stops)"
             };
             if items.is_empty() {
-                out(&format!("queue: nothing queued for server {spec}{then}"))?;
+                out(&format!(
+                    "queue: nothing queued for server {spec}{}{then}",
+                    elsewhere(dir, &spec)
+                ))?;
                 if r.once {
                     return Ok(0);
                 }
@@ -258,6 +266,30 @@ fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> R
     }
 }
 
+/// `; 3 prompt(s) wait for other servers: -L work (2), default (1)` when
+/// prompts wait for servers other than this one, else nothing.
+fn elsewhere(dir: &Path, spec: &str) -> String {
+    let mut by: Vec<(String, usize)> = Vec::new();
+    for i in queue::load_all(dir).unwrap_or_default() {
+        if i.server == spec {
+            continue;
+        }
+        match by.iter_mut().find(|(s, _)| *s == i.server) {
+            Some((_, n)) => *n += 1,
+            None => by.push((i.server, 1)),
+        }
+    }
+    if by.is_empty() {
+        return String::new();
+    }
+    let total: usize = by.iter().map(|(_, n)| n).sum();
+    let each: Vec<String> = by.iter().map(|(s, n)| format!("{s} ({n})")).collect();
+    format!(
+        "; {total} prompt(s) wait for other servers: {} (run queue run with that -L or -S)",
+        each.join(", ")
+    )
+}
+
 /// The end of `queue run --once`: exit 0 when nothing is left queued for the
 /// server, 20 (with the prompts that are left, and why) when some are: waiting
 /// for a pane that is not ready, or held for a person.
@@ -296,6 +328,9 @@ fn once_done(
 }
 
 /// One step for the head item of one pane: whether it made progress, and what to report.
+/// The item is claimed by its id first and read again under the claim: whatever
+/// its files are called, one item is delivered by one process at a time, from
+/// what is on disk now.
 fn step(
     server: &Server,
     profiles: &Profiles,
@@ -303,6 +338,27 @@ fn step(
     item: &Item,
     r: &QueueRunArgs,
 ) -> (bool, Option<Event>) {
+    let fail = |e: Error| {
+        (
+            false,
+            Some(Event::new(
+                item,
+                "error",
+                format!("error-{}", e.exit_code()),
+                e.to_string(),
+            )),
+        )
+    };
+    let _claim = match queue::claim(dir, &item.id) {
+        Ok(Some(c)) => c,
+        Ok(None) => return (false, None),
+        Err(e) => return fail(e),
+    };
+    let item = &match queue::find(dir, &item.id) {
+        Ok(Some(i)) if i.phase != Phase::Held => i,
+        Ok(_) => return (false, None),
+        Err(e) => return fail(e),
+    };
     match item.phase {
         Phase::Typing | Phase::Submitting => match recover(server, profiles, dir, item, r) {
             Ok(true) => (
@@ -338,16 +394,17 @@ fn save_phase(
     phase: Phase,
     receipt: Option<&str>,
     reason: Option<String>,
-) {
+) -> Result<()> {
     let mut i = item.clone();
     i.phase = phase;
     if receipt.is_some() {
         i.last_receipt = receipt.map(str::to_string);
         i.last_reason = reason;
     }
-    if let Err(e) = queue::save(dir, &i) {
-        eprintln!("promptgate: queue {}: cannot save: {e}", i.id);
-    }
+    queue::save(dir, &i).map_err(|e| {
+        eprintln!("promptgate: queue {}: cannot journal {phase}: {e}", i.id);
+        e
+    })
 }
 
 fn deliver(
@@ -378,6 +435,7 @@ fn deliver(
     };
     let mut attempt = item.clone();
     attempt.attempts += 1;
+    // a journal that cannot be written stops the delivery before the step it names
     let hook = |phase: Phase| save_phase(dir, &attempt, phase, None, None);
     let shared = Shared::new(Duration::from_millis(40));
     let o = deliver_to(
@@ -432,7 +490,7 @@ fn deliver(
                 _ => format!("{why}; trying again"),
             };
             let key = format!("waiting-{}-{}", o.code, state.as_deref().unwrap_or(""));
-            save_phase(dir, &attempt, Phase::Pending, Some(&receipt), reason);
+            let _ = save_phase(dir, &attempt, Phase::Pending, Some(&receipt), reason);
             // ready, but not yet still for the gate's window: a moment, not news
             let quiet = timed_out && state.as_deref() == Some("ready");
             let short = state.unwrap_or_else(|| format!("exit {}", o.code));
@@ -442,7 +500,7 @@ fn deliver(
         }
         // typed but the write failed: recovery looks at the composer next round
         (_, "failed") => {
-            save_phase(dir, &attempt, phase, Some(&receipt), reason);
+            let _ = save_phase(dir, &attempt, phase, Some(&receipt), reason);
             Event::new(
                 item,
                 "retrying",
@@ -452,7 +510,7 @@ fn deliver(
         }
         // after the submit key: stranded, refused, unknown, queued -> held for a person
         _ => {
-            save_phase(dir, &attempt, Phase::Held, Some(&receipt), reason);
+            let _ = save_phase(dir, &attempt, Phase::Held, Some(&receipt), reason);
             Event::new(
                 item,
                 "held",
@@ -484,7 +542,7 @@ fn recover(
             Phase::Held,
             Some("not-sent"),
             Some(o.verdict.reason()),
-        );
+        )?;
         return Ok(false);
     };
     let profile = profiles.get(&agent)?;
@@ -497,7 +555,7 @@ fn recover(
     match (item.phase, &o.verdict.state, ours) {
         // Nothing typed, or the text already left the composer.
         (Phase::Typing, State::Ready, _) => {
-            save_phase(dir, item, Phase::Pending, None, None);
+            save_phase(dir, item, Phase::Pending, None, None)?;
             Ok(true)
         }
         (Phase::Submitting, State::Ready | State::Busy, None | Some(false))
@@ -512,7 +570,7 @@ fn recover(
         // Our body sits in the composer, never submitted: clear it and type again.
         (Phase::Typing, State::Draft, Some(true)) => {
             crate::deliver::clear_draft(&mut tmux, &item.pane, profile)?;
-            save_phase(dir, item, Phase::Pending, None, None);
+            save_phase(dir, item, Phase::Pending, None, None)?;
             Ok(true)
         }
         // Typed, maybe not submitted: the submit key, then verify.
@@ -540,7 +598,7 @@ fn recover(
                     Phase::Held,
                     Some(&j.receipt.to_string()),
                     Some(j.evidence.rule.clone()),
-                );
+                )?;
             }
             Ok(true)
         }
@@ -551,7 +609,7 @@ fn recover(
                 Phase::Held,
                 Some("not-sent"),
                 Some("the composer holds other text".into()),
-            );
+            )?;
             Ok(false)
         }
         // busy, starting, a dialog...: look again later
