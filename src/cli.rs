@@ -107,9 +107,10 @@ pub struct ServerArgs {
     /// tmux server socket path (like `tmux -S`)
     #[arg(short = 'S', value_name = "PATH", value_parser = non_empty)]
     pub socket_path: Option<String>,
-    /// Run tmux on HOST over ssh (same as PROMPTGATE_TMUX="ssh HOST tmux")
-    #[arg(long, value_name = "HOST", value_parser = non_empty)]
-    pub host: Option<String>,
+    /// Run tmux on HOST over ssh (same as PROMPTGATE_TMUX="ssh HOST tmux");
+    /// repeat it with `send` for one fleet across machines (docs/fleet.md)
+    #[arg(long, value_name = "HOST", value_parser = non_empty, action = clap::ArgAction::Append)]
+    pub host: Vec<String>,
 }
 
 impl Cli {
@@ -131,7 +132,10 @@ impl Cli {
             } else {
                 top.socket_path
             },
-            host: sub.host.clone().or(top.host),
+            host: match sub.host.is_empty() {
+                true => top.host,
+                false => sub.host.clone(),
+            },
         }
     }
 }
@@ -268,6 +272,15 @@ pub struct SendArgs {
     /// Wait through busy, up to a long timeout (at least 10 minutes): the one-shot queue
     #[arg(long)]
     pub when_ready: bool,
+    /// Fleet: the hosts to send on, one a line (`#` comments), as with `--host` repeated
+    #[arg(long, value_name = "FILE")]
+    pub hosts: Option<PathBuf>,
+    /// Fleet: seconds to wait for a host's ssh connection (0 to 3600)
+    #[arg(long, default_value_t = 10.0, value_name = "SECS", value_parser = secs(HOUR), allow_negative_numbers = true)]
+    pub connect_timeout: f64,
+    /// Fleet: seconds a host's whole send may take before it is stopped and fails alone (0 to 86400)
+    #[arg(long, default_value_t = 600.0, value_name = "SECS", value_parser = secs(DAY), allow_negative_numbers = true)]
+    pub host_timeout: f64,
     /// Fan-out: at least this long between two targets' submit keys (they never overlap; 0 to 60000)
     #[arg(long, default_value_t = 2, value_name = "MS", value_parser = ms(0, MINUTE_MS), allow_negative_numbers = true)]
     pub stagger: u64,

@@ -36,6 +36,9 @@ pub mod code {
     pub const FANOUT_PARTIAL: i32 = 35;
     pub const FANOUT_NONE: i32 = 36;
     pub const RECEIPT_MANGLED: i32 = 37;
+    /// A fleet send (`--host` repeated, `--hosts FILE`): at least one host could
+    /// not be reached or did not answer in time (its own row says why).
+    pub const FLEET_HOST_FAILED: i32 = 38;
     /// 128 + the signal: stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129)
     /// before anything was typed.
     pub const INTERRUPTED_BASE: i32 = 128;

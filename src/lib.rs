@@ -14,6 +14,7 @@ pub mod error;
 pub mod fake_agent;
 pub mod fanout;
 pub mod files;
+pub mod fleet;
 pub mod gate;
 pub mod hooks;
 pub mod identify;

@@ -18,7 +18,18 @@ use crate::tmux::Server;
 
 pub fn run(cli: Cli) -> Result<i32> {
     let srv = cli.server();
-    if let Some(h) = &srv.host {
+    // several hosts (or a hosts file): one fleet, each host's send in a process of its own
+    if let Command::Send(a) = &cli.command {
+        if srv.host.len() > 1 || a.hosts.is_some() {
+            return crate::fleet::send(&srv.host, a);
+        }
+    }
+    if srv.host.len() > 1 {
+        return Err(Error::Usage(
+            "--host is repeated only with send (one fleet across machines)".into(),
+        ));
+    }
+    if let Some(h) = srv.host.first() {
         // Before the first tmux call: every one of this process goes over ssh.
         crate::tmux::Launcher::init(crate::tmux::Launcher::ssh(h));
     }
@@ -38,7 +49,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Plan(a) => plan::run(&profiles()?, a),
         Command::Profiles(a) => profiles::run(&profiles()?, cli.profiles.as_deref(), a),
         Command::Queue(a) => crate::queue::run::run(&server, &profiles()?, a),
-        Command::Demo(a) => crate::demo::run(&server, srv.host.is_some(), a),
+        Command::Demo(a) => crate::demo::run(&server, !srv.host.is_empty(), a),
         Command::Status(a) => crate::status::run(&server, &profiles()?, a),
         Command::Watch(a) => crate::watch::run(&server, &profiles()?, a),
         Command::Mcp(a) => crate::mcp::run(&server, profiles()?, a),

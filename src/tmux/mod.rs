@@ -75,14 +75,12 @@ impl Launcher {
         LAUNCHER.set(l).is_ok()
     }
 
-    /// `ssh HOST tmux`, never asking for a password.
+    /// `ssh HOST tmux`, never asking for a password (`ssh` is `PROMPTGATE_SSH`
+    /// when set, e.g. `ssh -F FILE`).
     pub fn ssh(host: &str) -> Launcher {
-        Launcher {
-            argv: ["ssh", "-o", "BatchMode=yes", host, "tmux"]
-                .map(String::from)
-                .to_vec(),
-            remote: true,
-        }
+        let mut argv = crate::fleet::ssh_base();
+        argv.extend(["-o", "BatchMode=yes", host, "tmux"].map(String::from));
+        Launcher { argv, remote: true }
     }
 
     /// The launcher of this process ([`init`](Self::init), else `PROMPTGATE_TMUX`).

@@ -1,0 +1,376 @@
+//! One fleet across machines: `send --host A --host B ... --all-agents`, each
+//! "machine" a real sshd on the loopback address (a throwaway host key and user
+//! key) with a tmux server of its own (its own TMUX_TMPDIR, set by ssh's
+//! SetEnv), four fake agents each. Skipped, as tests/ssh.rs is, when there is
+//! no sshd (`apt-get install openssh-server`; CI installs it).
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const SOCK: &str = "pgfleet";
+
+/// One sshd, killed (by its pid) when dropped.
+struct Sshd(Child);
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// One "machine's" tmux server: `tmux -L pgfleet` under its own TMUX_TMPDIR;
+/// killed by its pid when dropped.
+struct Machine {
+    tmpdir: PathBuf,
+    pid: Option<i32>,
+}
+
+impl Machine {
+    fn tmux(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .args(["-L", SOCK, "-f", "/dev/null"])
+            .args(args)
+            .env("TMUX_TMPDIR", &self.tmpdir)
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .output()
+            .expect("tmux")
+    }
+
+    fn pg(&self, args: &[&str]) -> std::process::Output {
+        Command::new(bin())
+            .args(["-L", SOCK])
+            .args(args)
+            .env("TMUX_TMPDIR", &self.tmpdir)
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .output()
+            .expect("promptgate")
+    }
+}
+
+impl Drop for Machine {
+    fn drop(&mut self) {
+        if let Some(pid) = self.pid {
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+        }
+    }
+}
+
+fn sshd_binary() -> Option<PathBuf> {
+    ["/usr/sbin/sshd", "/usr/bin/sshd"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+fn keygen(path: &Path) {
+    let o = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "ssh-keygen: {}", stderr(&o));
+}
+
+fn start_sshd(sshd: &Path, dir: &Path, n: usize) -> (Sshd, u16) {
+    let port = free_port();
+    let config = dir.join(format!("sshd_config{n}"));
+    std::fs::write(
+        &config,
+        format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nAuthorizedKeysFile {}\nPidFile {}\nStrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\nPermitRootLogin prohibit-password\nLogLevel ERROR\nAcceptEnv LANG TMUX_TMPDIR\nMaxStartups 100:30:200\nMaxSessions 100\n",
+            dir.join("host_key").display(),
+            dir.join("authorized_keys").display(),
+            dir.join(format!("sshd{n}.pid")).display()
+        ),
+    )
+    .unwrap();
+    let child = Command::new(sshd)
+        .args(["-D", "-e", "-f"])
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let s = Sshd(child);
+    let start = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "sshd did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (s, port)
+}
+
+struct Fleet {
+    dir: tempfile::TempDir,
+    _sshd: Vec<Sshd>,
+    machines: Vec<Machine>,
+    /// Per machine, its fake agents' transcripts.
+    transcripts: Vec<Vec<PathBuf>>,
+    ssh_config: PathBuf,
+}
+
+/// `hosts` machines (ssh names h0, h1, ...) with `agents` fake agents each, all
+/// ready; and `dead`, a name whose port nothing listens on. None: no sshd here.
+fn fleet(hosts: usize, agents: usize) -> Option<Fleet> {
+    let Some(sshd) = sshd_binary() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "sshd is missing in CI (.ci/run installs openssh-server)"
+        );
+        eprintln!("skipping: no sshd (apt-get install openssh-server)");
+        return None;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    keygen(&d.join("host_key"));
+    keygen(&d.join("user_key"));
+    std::fs::copy(d.join("user_key.pub"), d.join("authorized_keys")).unwrap();
+    let _ = std::fs::create_dir_all("/run/sshd");
+    let mut cfg = String::new();
+    let entry = |name: &str, port: u16, tmpdir: &Path| {
+        format!(
+            "Host {name}\n  HostName 127.0.0.1\n  Port {port}\n  IdentityFile {}\n  IdentitiesOnly yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n  SetEnv TMUX_TMPDIR={}\n",
+            d.join("user_key").display(),
+            tmpdir.display()
+        )
+    };
+    let mut daemons = Vec::new();
+    let mut machines = Vec::new();
+    let mut transcripts = Vec::new();
+    for n in 0..hosts {
+        let (s, port) = start_sshd(&sshd, d, n);
+        daemons.push(s);
+        let tmpdir = d.join(format!("t{n}"));
+        std::fs::create_dir_all(&tmpdir).unwrap();
+        cfg += &entry(&format!("h{n}"), port, &tmpdir);
+        let mut m = Machine { tmpdir, pid: None };
+        let o = m.tmux(&["new-session", "-d", "-s", "main", "-x", "120", "-y", "40"]);
+        assert!(o.status.success(), "tmux: {}", stderr(&o));
+        m.pid = text(&m.tmux(&["display-message", "-p", "#{pid}"]).stdout)
+            .trim()
+            .parse()
+            .ok();
+        let mut ts = Vec::new();
+        for k in 0..agents {
+            let t = d.join(format!("transcript-{n}-{k}.jsonl"));
+            let home = format!("HOME={}", d.join(format!("home-{n}-{k}")).display());
+            let b = bin().display().to_string();
+            let ts_ = t.display().to_string();
+            let o = m.tmux(&[
+                "new-window",
+                "-d",
+                "-t",
+                "=main:",
+                "env",
+                "-u",
+                "CODEX_HOME",
+                "-u",
+                "CLAUDE_CONFIG_DIR",
+                &home,
+                &b,
+                "fake-agent",
+                "--records",
+                "--like",
+                "claude",
+                "--busy-ms",
+                "200",
+                "--transcript",
+                &ts_,
+            ]);
+            assert!(o.status.success(), "new-window: {}", stderr(&o));
+            ts.push(t);
+        }
+        machines.push(m);
+        transcripts.push(ts);
+    }
+    cfg += &entry("dead", free_port(), d);
+    let ssh_config = d.join("ssh_config");
+    std::fs::write(&ssh_config, cfg).unwrap();
+    // every fake agent ready (its transcript says it started, then its screen)
+    for m in &machines {
+        let start = Instant::now();
+        loop {
+            let o = m.pg(&["status", "--format", "tsv"]);
+            let ready = text(&o.stdout)
+                .lines()
+                .filter(|l| l.split('\t').nth(4) == Some("ready"))
+                .count();
+            if ready >= agents {
+                break;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "agents not ready: {}",
+                text(&o.stdout)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    Some(Fleet {
+        dir,
+        _sshd: daemons,
+        machines,
+        transcripts,
+        ssh_config,
+    })
+}
+
+impl Fleet {
+    fn send(&self, hosts: &[&str], extra: &[&str], body: &str) -> std::process::Output {
+        let mut c = Command::new(bin());
+        c.args(["-L", SOCK, "send"]);
+        for h in hosts {
+            c.args(["--host", h]);
+        }
+        c.args(extra)
+            .arg(body)
+            .env(
+                "PROMPTGATE_SSH",
+                format!("ssh -F {}", self.ssh_config.display()),
+            )
+            .env("PROMPTGATE_LOG", self.dir.path().join("deliveries.jsonl"))
+            .env("XDG_RUNTIME_DIR", self.dir.path())
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .env_remove("TMUX_TMPDIR");
+        c.output().unwrap()
+    }
+}
+
+#[test]
+fn four_hosts_four_agents_each_every_prompt_once_and_a_dead_host_fails_alone() {
+    let Some(f) = fleet(4, 4) else {
+        return;
+    };
+    // a far machine's tmux is reachable through its ssh name
+    let o = Command::new("ssh")
+        .args(["-F"])
+        .arg(&f.ssh_config)
+        .args([
+            "-o",
+            "BatchMode=yes",
+            "h0",
+            "tmux",
+            "-L",
+            SOCK,
+            "list-panes",
+            "-a",
+        ])
+        .output()
+        .unwrap();
+    if !o.status.success() {
+        eprintln!(
+            "SKIPPING the fleet test: ssh to loopback failed: {}",
+            stderr(&o)
+        );
+        return;
+    }
+    let body = "fleet: run the tests and report; with 'quotes' and $(id)";
+    let o = f.send(&["h0", "h1", "h2", "h3"], &["--all-agents", "--json"], body);
+    let v = json_out(&o);
+    assert_eq!(code(&o), 0, "{v:#}\n{}", stderr(&o));
+    let rows = v["targets"].as_array().unwrap();
+    assert_eq!(rows.len(), 16, "{v:#}");
+    for r in rows {
+        assert_eq!(r["receipt"], "consumed", "{r:#}");
+        assert!(r["host"].as_str().unwrap().starts_with('h'), "{r:#}");
+        assert!(r["pane"].as_str().unwrap().starts_with('%'), "{r:#}");
+    }
+    for h in ["h0", "h1", "h2", "h3"] {
+        assert_eq!(rows.iter().filter(|r| r["host"] == h).count(), 4, "{v:#}");
+    }
+    assert_eq!(v["summary"]["consumed"], 16);
+    for ts in &f.transcripts {
+        for t in ts {
+            assert_eq!(prompts(t), vec![body.to_string()], "{}", t.display());
+        }
+    }
+
+    // one host down: its own row, exit 38, the others delivered all the same
+    let body2 = "fleet, one host down";
+    let o = f.send(
+        &["h0", "dead", "h1"],
+        &["--all-agents", "--json", "--connect-timeout", "5"],
+        body2,
+    );
+    let v = json_out(&o);
+    assert_eq!(code(&o), 38, "{v:#}\n{}", stderr(&o));
+    let rows = v["targets"].as_array().unwrap();
+    let dead: Vec<_> = rows.iter().filter(|r| r["host"] == "dead").collect();
+    assert_eq!(dead.len(), 1, "{v:#}");
+    assert_eq!(dead[0]["receipt"], "not-sent");
+    assert_eq!(dead[0]["host_failed"], true);
+    assert!(dead[0]["error"].as_str().unwrap().contains("dead"), "{v:#}");
+    let ok: Vec<_> = rows.iter().filter(|r| r["host"] != "dead").collect();
+    assert_eq!(ok.len(), 8, "{v:#}");
+    assert!(ok.iter().all(|r| r["receipt"] == "consumed"), "{v:#}");
+    for (n, ts) in f.transcripts.iter().enumerate() {
+        let want: Vec<String> = match n {
+            0 | 1 => vec![body.into(), body2.into()],
+            _ => vec![body.into()],
+        };
+        for t in ts {
+            assert_eq!(prompts(t), want, "{}", t.display());
+        }
+    }
+
+    // plain rows: host, pane, agent, receipt, why
+    let o = f.send(
+        &["dead", "h2"],
+        &["--all-agents", "--connect-timeout", "5"],
+        "plain rows",
+    );
+    assert_eq!(code(&o), 38, "{}", stderr(&o));
+    let out = text(&o.stdout);
+    assert!(
+        out.lines().any(|l| l.starts_with("dead\t-\t-\tnot-sent\t")),
+        "{out}"
+    );
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("h2\t%")).count(),
+        4,
+        "{out}"
+    );
+    assert!(
+        out.contains("4 of 4 consumed on 2 hosts; 1 failed: dead"),
+        "{out}"
+    );
+    drop(f.machines);
+}
+
+#[test]
+fn several_hosts_outside_send_is_a_usage_error_that_types_nothing() {
+    let o = Command::new(bin())
+        .args(["--host", "a", "--host", "b", "state", "-t", "%1"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("only with send"), "{}", stderr(&o));
+    // an unreadable hosts file: one line, usage, before any host is tried
+    let o = Command::new(bin())
+        .args([
+            "send",
+            "--hosts",
+            "/nonexistent/hosts",
+            "--all-agents",
+            "hi",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+}
