@@ -372,7 +372,26 @@ impl Tmux for Process {
 
     fn server_key(&mut self) -> Result<String> {
         let here = if self.launcher.remote {
-            format!("{}:", self.launcher.argv.join(" "))
+            // a fleet's ssh master socket (`-S PATH`) differs on every run; the
+            // key (of the pane locks) names the host, not the connection
+            let mut words = Vec::new();
+            let mut it = self.launcher.argv.iter();
+            while let Some(w) = it.next() {
+                match w.as_str() {
+                    "-S" => {
+                        it.next();
+                    }
+                    "-o" if it
+                        .as_slice()
+                        .first()
+                        .is_some_and(|o| o.starts_with("ControlMaster=")) =>
+                    {
+                        it.next();
+                    }
+                    _ => words.push(w.as_str()),
+                }
+            }
+            format!("{}:", words.join(" "))
         } else {
             String::new()
         };
