@@ -18,6 +18,7 @@ pub mod gate;
 pub mod hooks;
 pub mod identify;
 pub mod interrupt;
+pub mod jsonrpc;
 pub mod live;
 pub mod lock;
 pub mod log;
