@@ -278,7 +278,7 @@ pub fn typable(
         ));
     }
     for (d, _) in profiles.defs() {
-        if d.identify.commands.iter().any(|c| *c == fg) {
+        if d.identify.commands.contains(&fg) {
             return Ok(format!("the foreground program {fg} is {}", d.name));
         }
     }

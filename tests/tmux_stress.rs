@@ -83,7 +83,6 @@ fn burst(srv: &TmuxServer, panes: &[String], n: u64, seed: u64) -> u64 {
             Err(_) => break,
         }
     }
-    drop(line);
     let _ = child.kill();
     let _ = child.wait();
     let _ = reader.join();

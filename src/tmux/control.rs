@@ -85,9 +85,10 @@ fn attach_lock(server_key: &str) -> Option<crate::lock::PaneLock> {
 /// The connections this process holds, one per server and session: every reader
 /// of the process (the MCP server's concurrent tools, a fan-out's threads) polls
 /// through the one, instead of attaching (and later detaching) one each.
-fn registry() -> &'static Mutex<Vec<(String, std::sync::Weak<Mutex<Conn>>)>> {
-    static R: std::sync::OnceLock<Mutex<Vec<(String, std::sync::Weak<Mutex<Conn>>)>>> =
-        std::sync::OnceLock::new();
+type Registry = Mutex<Vec<(String, std::sync::Weak<Mutex<Conn>>)>>;
+
+fn registry() -> &'static Registry {
+    static R: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
     R.get_or_init(|| Mutex::new(Vec::new()))
 }
 
