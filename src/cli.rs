@@ -273,9 +273,15 @@ pub struct SendArgs {
     pub stagger: u64,
     #[command(flatten)]
     pub gate: GateFlags,
-    /// Skip the gate (still plans, sanitises and verifies); also PROMPTGATE_GATE=off
+    /// Skip the gate (still plans, sanitises and verifies); also PROMPTGATE_GATE=off.
+    /// Never types into a pane whose foreground is not an agent
     #[arg(long)]
     pub force: bool,
+    /// Type even into a pane whose foreground program is not a recognised agent
+    /// (a shell runs what it gets as commands). Needs --agent; no other flag or
+    /// variable implies it. See docs/safety.md
+    #[arg(long)]
+    pub to_any_process: bool,
     /// Leave copy/view mode first instead of refusing
     #[arg(long)]
     pub cancel_mode: bool,
@@ -417,6 +423,7 @@ impl SendArgs {
             verify_timeout: duration(self.verify_timeout),
             no_verify: self.no_verify,
             lock_timeout: duration(self.lock_timeout),
+            to_any_process: self.to_any_process,
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod hooks;
 pub mod identify;
 pub mod interrupt;
 pub mod jsonedit;
+pub mod jsonrpc;
 pub mod live;
 pub mod lock;
 pub mod log;

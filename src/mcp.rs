@@ -44,17 +44,130 @@ pub fn run(server: &Server, profiles: Profiles, a: McpArgs) -> crate::error::Res
         .enable_all()
         .build()?;
     rt.block_on(async move {
-        let service = gk
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| Error::Other(format!("mcp: {e}")))?;
-        service
-            .waiting()
-            .await
-            .map_err(|e| Error::Other(format!("mcp: {e}")))?;
-        Ok::<(), Error>(())
+        // rmcp reads what the line filter passes on; every other line is
+        // answered by the filter (see `jsonrpc`)
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        let (from_rmcp, to_rmcp) = tokio::io::split(ours);
+        let (answers_tx, answers_rx) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            let mut to_rmcp = to_rmcp;
+            filter_stdin(&mut to_rmcp, answers_tx).await;
+            // the end of stdin is the end of rmcp's input
+            let _ = to_rmcp.shutdown().await;
+        });
+        let writer = tokio::spawn(write_stdout(from_rmcp, answers_rx));
+        let served = match gk.serve(theirs).await {
+            Ok(service) => service.waiting().await.map(drop).map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        // the answers still on their way out, not waiting on a client that keeps stdin open
+        let _ = tokio::time::timeout(Duration::from_secs(2), writer).await;
+        served.map_err(|e| Error::Other(format!("mcp: {e}")))
     })?;
     Ok(0)
+}
+
+/// Read the client's lines from stdin: pass the good ones on to rmcp, send an
+/// answer for each other one to the writer ([`crate::jsonrpc::check`]). At the
+/// end of stdin rmcp's input ends too.
+async fn filter_stdin(
+    to_rmcp: &mut tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    answers: tokio::sync::mpsc::UnboundedSender<Value>,
+) {
+    use crate::jsonrpc::{check, Line, MAX_LINE};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut input = tokio::io::BufReader::new(tokio::io::stdin());
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // a line past the limit is read only up to it; the rest is skipped
+        let mut over = 0usize;
+        loop {
+            let buf = match input.fill_buf().await {
+                Ok(b) => b,
+                Err(_) => return,
+            };
+            if buf.is_empty() {
+                break;
+            }
+            let (chunk, done) = match buf.iter().position(|b| *b == b'\n') {
+                Some(i) => (&buf[..i + 1], true),
+                None => (buf, false),
+            };
+            let n = chunk.len();
+            let room = (MAX_LINE + 1).saturating_sub(line.len());
+            line.extend_from_slice(&chunk[..n.min(room)]);
+            over += n.saturating_sub(room);
+            input.consume(n);
+            if done {
+                break;
+            }
+        }
+        if line.is_empty() {
+            return;
+        }
+        let body = line.strip_suffix(b"\n").unwrap_or(&line);
+        let body = body.strip_suffix(b"\r").unwrap_or(body);
+        let verdict = if over > 0 {
+            crate::jsonrpc::check_oversized(body, body.len() + over)
+        } else {
+            check(body)
+        };
+        match verdict {
+            Line::Skip => {}
+            Line::Answer(v) => {
+                if answers.send(v).is_err() {
+                    return;
+                }
+            }
+            Line::Pass => {
+                let ok = to_rmcp.write_all(body).await.is_ok()
+                    && to_rmcp.write_all(b"\n").await.is_ok()
+                    && to_rmcp.flush().await.is_ok();
+                if !ok {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Write rmcp's lines and the filter's answers to stdout, whole lines each.
+async fn write_stdout(
+    from_rmcp: tokio::io::ReadHalf<tokio::io::DuplexStream>,
+    mut answers: tokio::sync::mpsc::UnboundedReceiver<Value>,
+) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut out = tokio::io::stdout();
+    let mut lines = tokio::io::BufReader::new(from_rmcp);
+    // rmcp's line so far: a read cut short by an answer keeps its bytes here
+    let mut pending = Vec::new();
+    let (mut rmcp_open, mut answers_open) = (true, true);
+    while rmcp_open || answers_open {
+        let line = tokio::select! {
+            r = lines.read_until(b'\n', &mut pending), if rmcp_open => {
+                if !matches!(r, Ok(n) if n > 0) {
+                    rmcp_open = false;
+                }
+                if pending.ends_with(b"\n") || (!rmcp_open && !pending.is_empty()) {
+                    std::mem::take(&mut pending)
+                } else {
+                    Vec::new()
+                }
+            },
+            a = answers.recv(), if answers_open => match a {
+                Some(v) => format!("{v}\n").into_bytes(),
+                None => {
+                    answers_open = false;
+                    Vec::new()
+                }
+            },
+        };
+        if !line.is_empty() && (out.write_all(&line).await.is_err() || out.flush().await.is_err()) {
+            return;
+        }
+    }
 }
 
 /// How to register this server with an agent.
