@@ -564,17 +564,26 @@ seed_claude() {
 	mkdir -p "$home/.claude"
 	case $mode in
 	ready)
-		json '({hasCompletedOnboarding: true, lastOnboardingVersion: a[0], lastReleaseNotesSeen: a[0],
+		# hasSeenAutoDefaultNudge (with the scripted model, manual mode below): 2.1.332 asks once "Make auto
+		# mode your default permission mode?" and stores the answer there
+		json 'Object.assign({hasCompletedOnboarding: true, lastOnboardingVersion: a[0], lastReleaseNotesSeen: a[0],
 			customApiKeyResponses: {approved: [a[1]], rejected: []},
-			projects: {[a[2]]: {hasTrustDialogAccepted: true, projectOnboardingSeenCount: 1}}})' \
-			"$ver" "$last20" "$project" >"$home/.claude.json"
-		echo '{"theme":"dark"}' >"$home/.claude/settings.json"
+			projects: {[a[2]]: {hasTrustDialogAccepted: true, projectOnboardingSeenCount: 1}}},
+			a[3] ? {hasSeenAutoDefaultNudge: true} : {})' \
+			"$ver" "$last20" "$project" "${MODEL_URL:-}" >"$home/.claude.json"
+		if [[ -n ${MODEL_URL:-} ]]; then
+			# manual permission mode: a tool call asks first (2.1.332 defaults to auto mode, which lets its
+			# classifier run a scripted `rm` without asking)
+			echo '{"theme":"dark","permissions":{"defaultMode":"default"}}' >"$home/.claude/settings.json"
+		else
+			echo '{"theme":"dark"}' >"$home/.claude/settings.json"
+		fi
 		;;
 	fresh)
 		json '({customApiKeyResponses: {approved: [a[0]], rejected: []}})' "$last20" >"$home/.claude.json"
 		;;
 	fresh-apikey)
-		json '({hasCompletedOnboarding: true, lastOnboardingVersion: a[0]})' "$ver" >"$home/.claude.json"
+		json 'Object.assign({hasCompletedOnboarding: true, lastOnboardingVersion: a[0]})' "$ver" >"$home/.claude.json"
 		;;
 	esac
 }
@@ -590,6 +599,13 @@ seed_codex() {
 	fi
 	[[ -f $ch/auth.json ]] || die "codex login did not write $ch/auth.json"
 	{
+		if [[ -n ${MODEL_URL:-} ]]; then
+			# the scripted model (OPENAI_BASE_URL alone is ignored): top-level keys before any table
+			printf 'model_provider = "mock"\nmodel = "gpt-4o"\n\n'
+			printf '[model_providers.mock]\nname = "scripted model"\n'
+			printf 'base_url = %s\n' "$(toml_string "$MODEL_URL/v1")"
+			printf 'env_key = "OPENAI_API_KEY"\nwire_api = "responses"\n\n'
+		fi
 		printf '[projects.%s]\n' "$(toml_string "$project")"
 		printf 'trust_level = "trusted"\n'
 	} >>"$ch/config.toml"
@@ -725,6 +741,15 @@ cmd_start() {
 	project=$run/$agent-proj
 	make_project "$project"
 
+	if [[ -n ${MODEL_URL:-} ]]; then
+		[[ $MODEL_URL =~ ^http://127\.0\.0\.1:[0-9]+$ ]] ||
+			usage_die "MODEL_URL must be http://127.0.0.1:PORT (scripts/model.sh start prints it), not '$MODEL_URL'"
+		case $agent in
+		claude | codex) ;;
+		*) usage_die "MODEL_URL: pointing $agent at the scripted model is not wired yet (claude, codex)" ;;
+		esac
+	fi
+
 	case $agent in
 	claude) seed_claude "$mode" "$home" "$project" "$ver" ;;
 	codex) seed_codex "$mode" "$home" "$project" "$bin" "$run" ;;
@@ -742,6 +767,7 @@ cmd_start() {
 	claude)
 		envs+=(DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1
 			ANTHROPIC_API_KEY="$CLAUDE_KEY" CLAUDE_CODE_MAX_RETRIES=0)
+		[[ -z ${MODEL_URL:-} ]] || envs+=(ANTHROPIC_BASE_URL="$MODEL_URL")
 		;;
 	codex)
 		envs+=(CODEX_HOME="$home/.codex" OPENAI_API_KEY="$CODEX_KEY")
