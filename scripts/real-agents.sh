@@ -601,7 +601,9 @@ seed_codex() {
 	{
 		if [[ -n ${MODEL_URL:-} ]]; then
 			# the scripted model (OPENAI_BASE_URL alone is ignored): top-level keys before any table
-			printf 'model_provider = "mock"\nmodel = "gpt-4o"\n\n'
+			# a read-only sandbox: a command that writes (`rm`) asks first (the default workspace-write sandbox
+			# let 0.171.0 run the scripted `rm -r pg-marker` in the trusted project without asking)
+			printf 'model_provider = "mock"\nmodel = "gpt-4o"\napproval_policy = "on-request"\n\n'
 			printf '[model_providers.mock]\nname = "scripted model"\n'
 			printf 'base_url = %s\n' "$(toml_string "$MODEL_URL/v1")"
 			printf 'env_key = "OPENAI_API_KEY"\nwire_api = "responses"\n\n'
