@@ -259,9 +259,7 @@ pub fn wait_turn(
             }
         }
         match v.state {
-            State::Ready if saw_busy || begun => {
-                return Ok(end(true, false, &v))
-            }
+            State::Ready if saw_busy || begun => return Ok(end(true, false, &v)),
             State::Dialog(_) | State::Exited | State::NotAgent | State::InMode => {
                 return Ok(end(false, false, &v))
             }
@@ -272,7 +270,11 @@ pub fn wait_turn(
         }
         // a turn already taken may be over: look more often, so that its end is not
         // reported a whole poll late
-        let every = if start_as == TurnStart::Taken { 50 } else { 100 };
+        let every = if start_as == TurnStart::Taken {
+            50
+        } else {
+            100
+        };
         clock.sleep(
             Duration::from_millis(every)
                 .min(timeout.saturating_sub(t))

@@ -756,7 +756,14 @@ impl Gatekeeper {
             |w| {
                 let (gk, loc, o, timeout, cancel) = (w.gk, w.loc, w.first, w.timeout, w.cancel);
                 let agent = o.identity.agent.clone().unwrap_or_default();
-                match wait_turn(&gk, &agent, &loc.id, timeout, crate::gate::TurnStart::Running, &cancel) {
+                match wait_turn(
+                    &gk,
+                    &agent,
+                    &loc.id,
+                    timeout,
+                    crate::gate::TurnStart::Running,
+                    &cancel,
+                ) {
                     Ok(v) if v["done"] == true => answer(
                         &format!("{} turn done after {} ms", loc.id, v["turn_ms"]),
                         v,

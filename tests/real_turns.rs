@@ -267,6 +267,9 @@ fn real_turns(name: &'static str) {
     let model = Model::start();
     let mut a = Agent::start(name, &model);
 
+    // codex's start-up shows busy (its title spinner) while it reaches the model
+    a.wait_state("ready", 60);
+
     // (d) a finished turn's answer is on screen (the first turn after the start
     // also carries the agent's own start-up work)
     a.send_ok("pg-quick: the first turn", &["--until-done"]);
