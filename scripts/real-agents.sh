@@ -748,7 +748,9 @@ cmd_start() {
 			usage_die "MODEL_URL must be http://127.0.0.1:PORT (scripts/model.sh start prints it), not '$MODEL_URL'"
 		case $agent in
 		claude | codex) ;;
-		*) usage_die "MODEL_URL: pointing $agent at the scripted model is not wired yet (claude, codex)" ;;
+		qwen) QWEN_BASE_URL=$MODEL_URL/v1 ;;
+		copilot) COPILOT_BASE_URL=$MODEL_URL/v1 ;;
+		*) usage_die "MODEL_URL: pointing $agent at the scripted model is not wired yet (claude, codex, qwen, copilot)" ;;
 		esac
 	fi
 
