@@ -748,6 +748,7 @@ cmd_start() {
 			usage_die "MODEL_URL must be http://127.0.0.1:PORT (scripts/model.sh start prints it), not '$MODEL_URL'"
 		case $agent in
 		claude | codex) ;;
+		gemini) ;;
 		qwen) QWEN_BASE_URL=$MODEL_URL/v1 ;;
 		copilot) COPILOT_BASE_URL=$MODEL_URL/v1 ;;
 		*) usage_die "MODEL_URL: pointing $agent at the scripted model is not wired yet (claude, codex, qwen, copilot)" ;;
@@ -783,6 +784,7 @@ cmd_start() {
 		;;
 	gemini)
 		envs+=(GEMINI_API_KEY="$GEMINI_KEY" GEMINI_TELEMETRY_ENABLED=false METADATA_SERVER_DETECTION=none)
+		[[ -z ${MODEL_URL:-} ]] || envs+=(GOOGLE_GEMINI_BASE_URL="$MODEL_URL")
 		;;
 	opencode)
 		envs+=(ANTHROPIC_API_KEY="$OPENCODE_KEY" OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_MODELS_FETCH=1

@@ -432,3 +432,9 @@ fn codex_real_turns_120x40() {
 fn copilot_real_turns_120x40() {
     real_turns("copilot");
 }
+
+#[test]
+#[ignore = "real agents: PROMPTGATE_REAL_AGENTS=1 cargo test --test real_turns -- --include-ignored"]
+fn gemini_real_turns_120x40() {
+    real_turns("gemini");
+}
