@@ -28,8 +28,12 @@
 #       time (ms since the epoch, when the request arrived and its answer began), path and matched fixture.
 #
 # Fixtures (tests/model/turns.json), matched on the last user message (a substring):
-#   pg-tool-rm       a shell tool call `rm -r pg-marker` (Claude `Bash`, Codex `exec_command` or `shell`):
+#   (system prompt `Task Routing AI`: gemini's model router) the JSON it expects
+#   pg-tool-rm       a shell tool call `rm -r pg-marker` by the tool the request offers (claude `Bash`, codex
+#                    `exec_command` asking for escalation or `shell`, gemini and qwen `run_shell_command`):
 #                    the agent's approval dialog; after the tool ran: `PG-TOOL-DONE`
+#   pg-bash-rm       the same as a `bash` tool call, matched on the prompt alone (copilot: aimock's tool-name
+#                    match throws on its tools)
 #   pg-stream-long   a reply streamed over about 12 s (120 chunks, 100 ms apart), `PG-STREAM-BEGIN … PG-STREAM-END`
 #   pg-stream-short  a reply streamed over about 3 s, `PG-SHORT-BEGIN … PG-SHORT-END`
 #   pg-quick         `PG-QUICK-ANSWER` at once

@@ -137,6 +137,10 @@
 #   copilot COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:9/v1 COPILOT_MODEL=gpt-4o (its
 #           bring-your-own-model mode: no GitHub login); without a model it exits at once
 #   opencode, kilo and copilot retry an offline turn for minutes: Escape ends it (kilo: Escape twice).
+# MODEL_URL=http://127.0.0.1:PORT (from scripts/model.sh start) points the agent at the scripted model instead
+# of a closed port (issue 26, docs/real-turns.md): claude ANTHROPIC_BASE_URL + manual permission mode;
+# codex a [model_providers.mock] (wire_api responses) + approval_policy on-request; gemini
+# GOOGLE_GEMINI_BASE_URL; qwen OPENAI_BASE_URL; copilot COPILOT_PROVIDER_BASE_URL. Other agents: usage error.
 # AGENT_ENV="K=V K2=V2" adds variables or overrides the ones above (no spaces inside values), e.g.
 # AGENT_ENV=CLAUDE_CODE_MAX_RETRIES=10 keeps claude busy (retrying) for minutes; AGENT_ARGS="..." adds arguments.
 #

@@ -6,7 +6,7 @@
 //! previous, scripts/real-agents.versions). Ignored unless asked for:
 //!
 //! ```text
-//! scripts/real-agents.sh install claude codex && scripts/model.sh install
+//! scripts/real-agents.sh install claude codex gemini copilot && scripts/model.sh install
 //! PROMPTGATE_REAL_AGENTS=1 cargo test --test real_turns -- --include-ignored --nocapture --test-threads=1
 //! ```
 //!
