@@ -724,6 +724,17 @@ cmd_start() {
 		usage_die "bad size ${width}x${height}"
 	command -v tmux >/dev/null 2>&1 || die "tmux is not installed"
 	command -v git >/dev/null 2>&1 || die "git is not installed"
+	if [[ -n ${MODEL_URL:-} ]]; then
+		[[ $MODEL_URL =~ ^http://127\.0\.0\.1:[0-9]+$ ]] ||
+			usage_die "MODEL_URL must be http://127.0.0.1:PORT (scripts/model.sh start prints it), not '$MODEL_URL'"
+		case $agent in
+		claude | codex) ;;
+		gemini) ;;
+		qwen) QWEN_BASE_URL=$MODEL_URL/v1 ;;
+		copilot) COPILOT_BASE_URL=$MODEL_URL/v1 ;;
+		*) usage_die "MODEL_URL: pointing $agent at the scripted model is not wired yet (claude, codex, gemini, qwen, copilot)" ;;
+		esac
+	fi
 
 	local ver bin unique run home project sock session launcher out pane pid record nodedir
 	ver=$(agent_version "$agent")
@@ -746,18 +757,6 @@ cmd_start() {
 	home=$run/home
 	project=$run/$agent-proj
 	make_project "$project"
-
-	if [[ -n ${MODEL_URL:-} ]]; then
-		[[ $MODEL_URL =~ ^http://127\.0\.0\.1:[0-9]+$ ]] ||
-			usage_die "MODEL_URL must be http://127.0.0.1:PORT (scripts/model.sh start prints it), not '$MODEL_URL'"
-		case $agent in
-		claude | codex) ;;
-		gemini) ;;
-		qwen) QWEN_BASE_URL=$MODEL_URL/v1 ;;
-		copilot) COPILOT_BASE_URL=$MODEL_URL/v1 ;;
-		*) usage_die "MODEL_URL: pointing $agent at the scripted model is not wired yet (claude, codex, qwen, copilot)" ;;
-		esac
-	fi
 
 	case $agent in
 	claude) seed_claude "$mode" "$home" "$project" "$ver" ;;
