@@ -322,8 +322,9 @@ impl Outcome {
         timeout: Duration,
     ) -> Option<crate::gate::Turn> {
         let rec = self.rec.as_mut().filter(|_| self.code == 0)?;
+        let start = rec.turn_start();
         let t = crate::observe::until_done(
-            server, profiles, &rec.agent, &self.pane, timeout, true, None,
+            server, profiles, &rec.agent, &self.pane, timeout, start, None,
         );
         let (code, turn) = match &t {
             Ok(t) => (

@@ -493,7 +493,7 @@ fn wait_turn(
     agent: &str,
     pane: &str,
     timeout: Duration,
-    fresh: bool,
+    start: crate::gate::TurnStart,
     cancel: &AtomicBool,
 ) -> std::result::Result<Value, String> {
     let t = crate::observe::until_done(
@@ -502,7 +502,7 @@ fn wait_turn(
         agent,
         pane,
         timeout,
-        fresh,
+        start,
         Some(cancel),
     )
     .map_err(|e| e.to_string())?;
@@ -765,12 +765,15 @@ impl Gatekeeper {
                     *s = format!("{}: waiting for the turn to end", loc.id);
                 }
                 let agent = typed.as_ref().map_or("", |r| r.agent.as_str());
+                let start = typed
+                    .as_ref()
+                    .map_or(crate::gate::TurnStart::Submitted, |r| r.turn_start());
                 match wait_turn(
                     &gk,
                     agent,
                     &loc.id,
                     Duration::from_secs(3600),
-                    true,
+                    start,
                     &cancel,
                 ) {
                     Ok(t) => rec["turn"] = t,
@@ -867,7 +870,14 @@ impl Gatekeeper {
             |w| {
                 let (gk, loc, o, timeout, cancel) = (w.gk, w.loc, w.first, w.timeout, w.cancel);
                 let agent = o.identity.agent.clone().unwrap_or_default();
-                match wait_turn(&gk, &agent, &loc.id, timeout, false, &cancel) {
+                match wait_turn(
+                    &gk,
+                    &agent,
+                    &loc.id,
+                    timeout,
+                    crate::gate::TurnStart::Running,
+                    &cancel,
+                ) {
                     Ok(v) if v["done"] == true => answer(
                         &format!("{} turn done after {} ms", loc.id, v["turn_ms"]),
                         v,

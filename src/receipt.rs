@@ -135,6 +135,19 @@ impl Receipt {
         self.proof.as_ref().and_then(|p| p[key].as_str())
     }
 
+    /// What is known about the turn this send started (`--until-done`): the
+    /// agent's own record holds the body (exactly or not), so its turn began;
+    /// otherwise only a busy screen or the start grace can say so.
+    pub fn turn_start(&self) -> crate::gate::TurnStart {
+        let taken = self.proof_field("source") == Some("transcript")
+            && matches!(self.proof_field("match"), Some("exact" | "differs"));
+        if taken {
+            crate::gate::TurnStart::Taken
+        } else {
+            crate::gate::TurnStart::Submitted
+        }
+    }
+
     /// What sanitising changed, for a plain line: `; 2 changes: removed
     /// paste-frame marker ESC[201~ x1, removed control byte x1` (empty if none).
     pub fn changes_text(&self) -> String {
