@@ -44,6 +44,11 @@ if [ ${#old[@]} -gt 1 ] && unbind=$(mktemp "${TMPDIR:-/tmp}/promptgate-unbind.XX
 fi
 before=$(tmux list-keys 2>/dev/null | pg_our_bindings | sort)
 
+# A key in the root table is pressed without the prefix: a bare one (`B`, `T`,
+# `Enter`, `F5`) would be eaten from everything typed in every pane. There a
+# key must carry C- or M- (or ^); a bare one is not bound and said
+# (pg_has_modifier, plugin/lib.sh).
+refused=""
 for i in "${!PG_ACTIONS[@]}"; do
 	name=${PG_ACTIONS[i]%%|*}
 	note=${PG_ACTIONS[i]#*|}
@@ -57,8 +62,15 @@ for i in "${!PG_ACTIONS[@]}"; do
 	key_var="PG_${name}_key"
 	key=${!key_var}
 	[ "$key" != none ] || continue
+	if [ "$PG_key_table" = root ] && ! pg_has_modifier "$key"; then
+		refused+="${refused:+, }@promptgate-$name-key $key"
+		continue
+	fi
 	tmux bind-key -N "$note" -T "$PG_key_table" -- "$key" "${cmd[@]}"
 done
+if [ -n "$refused" ]; then
+	tmux display-message -d 15000 "$(pg_message_literal "promptgate: not bound in the root table, where a key needs C- or M- (it would eat typing): $refused. Set each to a key like M-a, or to none")" 2>/dev/null
+fi
 # Note what this load bound, as list-keys prints it: the bindings of ours that
 # were not there before.
 bound=$(comm -13 <(printf '%s\n' "$before") <(tmux list-keys 2>/dev/null | pg_our_bindings | sort) | tr '\n' ' ')

@@ -156,11 +156,23 @@ pg_find_bin() {
 	return 0
 }
 
+# Does key $1 carry C- or M- (or ^, tmux's C-)? In the root table only such
+# a key is bound: a bare one would be eaten from what is typed in every pane.
+pg_has_modifier() {
+	case $1 in
+	[CcMm]-?* | [Ss]-[CcMm]-?* | ^?*) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+
 # How a user presses an action's key ("prefix T"), or "" when it is not bound.
 pg_key_name() {
 	local var="PG_${1}_key" key
 	key=${!var:-none}
 	[ "$key" != none ] || return 0
+	if [ "${PG_key_table:-prefix}" = root ] && ! pg_has_modifier "$key"; then
+		return 0
+	fi
 	if [ "${PG_key_table:-prefix}" = prefix ]; then
 		printf 'prefix %s' "$key"
 	elif [ "${PG_key_table}" = root ]; then

@@ -29,7 +29,7 @@ PG_OPTIONS=(
 # command alias promptgate-NAME.
 PG_ACTIONS=(
 	"send|promptgate: type a one-line prompt for the agent"
-	"compose|promptgate: write a prompt in \$EDITOR and send it"
+	"compose|promptgate: write a prompt in your editor and send it"
 	"paste|promptgate: send the top paste buffer to the agent"
 	"pick|promptgate: choose the target agent pane"
 	"broadcast|promptgate: send one prompt to every ready agent of the session"

@@ -321,8 +321,10 @@ fn a_reload_moves_keys_between_tables_and_leaves_the_users_own_bindings() {
     assert!(a.contains(" send #{pane_id}"), "{a}");
     let m = binding(&s, "root", "M-s").unwrap_or_default();
     assert!(m.contains(" send #{pane_id}"), "{m}");
-    for k in ["V", "B", "Q", "M-i"] {
-        assert!(binding(&s, "root", k).is_some(), "{k} is not in root");
+    assert!(binding(&s, "root", "M-i").is_some(), "M-i is not in root");
+    // a bare key in root would eat typing: not bound
+    for k in ["V", "B", "Q"] {
+        assert!(binding(&s, "root", k).is_none(), "{k} is bound in root");
     }
     // and back, twice: the same keys as the first load (T is the pick key again)
     s.tmux(&["set-option", "-gu", "@promptgate-key-table"]);
@@ -334,6 +336,95 @@ fn a_reload_moves_keys_between_tables_and_leaves_the_users_own_bindings() {
     assert_eq!(keys, ["A", "B", "M-i", "Q", "T", "V"]);
     assert!(binding(&s, "root", "M-s").is_none());
     assert!(binding(&s, "root", "M-a").is_some());
+}
+
+/// Every printable ASCII character, space to tilde.
+fn printable_ascii() -> String {
+    (0x20u8..=0x7e).map(char::from).collect()
+}
+
+#[test]
+fn typing_every_printable_character_reaches_the_pane_in_every_key_table() {
+    // The plugin's keys in each table it can bind: the default prefix table,
+    // root (the keys a user would copy from the README: the defaults plus
+    // M-a for send), and a table of the user's own.
+    for table in ["prefix", "root", "pgkeys"] {
+        let s = server();
+        let out = s.dir.path().join("typed.txt");
+        let pane = s
+            .tmux_out(&[
+                "new-window",
+                "-P",
+                "-F",
+                "#{pane_id}",
+                "-t",
+                "=main:",
+                "sh",
+                "-c",
+                &format!("stty -echo; cat > '{}'", out.display()),
+            ])
+            .trim()
+            .to_string();
+        assert!(pane.starts_with('%'), "{pane:?}");
+        // the new window is the current one: the client types into it
+        let c = attach_to(&s, "=main");
+        if table != "prefix" {
+            s.tmux(&["set-option", "-g", "@promptgate-key-table", table]);
+        }
+        if table == "root" {
+            s.tmux(&["set-option", "-g", "@promptgate-send-key", "M-a"]);
+        }
+        let seen = messages(&s).len();
+        load(&s);
+        if table == "root" {
+            // the bare defaults are refused, by name, and not bound
+            let m = wait_message(&s, "not bound in the root table", seen);
+            for k in [
+                "@promptgate-compose-key V",
+                "@promptgate-paste-key B",
+                "@promptgate-pick-key T",
+                "@promptgate-broadcast-key Q",
+            ] {
+                assert!(m.contains(k), "{k} not named: {m}");
+            }
+            assert!(!m.contains("send-key"), "{m}");
+            let root = s.tmux_out(&["list-keys", "-T", "root"]);
+            for l in root.lines().filter(|l| l.contains("promptgate")) {
+                let key = l.split_whitespace().nth(3).unwrap_or("");
+                assert!(
+                    key.starts_with("M-") || key.starts_with("C-"),
+                    "bare key in root: {l}"
+                );
+            }
+        } else {
+            assert!(binding(&s, table, "T").is_some(), "{table}: T not bound");
+        }
+        let text = printable_ascii();
+        c.type_text(&text);
+        c.press(&["Enter", "C-d"]);
+        let start = Instant::now();
+        let mut got = String::new();
+        while start.elapsed() < Duration::from_secs(10) {
+            got = std::fs::read_to_string(&out).unwrap_or_default();
+            if got.ends_with('\n')
+                && s.tmux_out(&["list-panes", "-a", "-F", "#{pane_id}"])
+                    .lines()
+                    .all(|p| p != pane)
+            {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        assert_eq!(got, format!("{text}\n"), "table {table}: typing was eaten");
+        // no popup, menu or prompt opened
+        assert!(
+            !messages(&s)[seen..]
+                .iter()
+                .any(|m| !m.contains("not bound in the root table")),
+            "table {table}: {:?}",
+            &messages(&s)[seen..]
+        );
+    }
 }
 
 /// Give the plugin's shell a PATH with the tmux under test and no promptgate.
