@@ -346,6 +346,8 @@ pub struct WatchArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct DoctorArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Only this pane (default: every pane of the server)
     #[arg(short = 't', long = "target", value_name = "PANE")]
     pub target: Option<String>,
@@ -375,6 +377,8 @@ pub struct HookEventArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct McpArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Reach only panes matching this glob (pane id, session, session:window,
     /// session:window-name or session:window.pane); repeat for several
     #[arg(long, value_name = "PATTERN")]
@@ -652,6 +656,8 @@ impl Command {
             Command::Demo(a) => &a.server,
             Command::Status(a) => &a.server,
             Command::Watch(a) => &a.server,
+            Command::Mcp(a) => &a.server,
+            Command::Doctor(a) => &a.server,
             _ => return None,
         })
     }

@@ -695,6 +695,8 @@ fn plan_and_the_other_offline_commands_take_no_tmux_server_flags() {
         &["queue", "run"],
         &["status"],
         &["watch"],
+        &["mcp"],
+        &["doctor"],
     ] {
         let mut args = cmd.to_vec();
         args.push("--help");
