@@ -395,7 +395,7 @@ async fn a_printed_config_starts_a_server_with_the_same_limits() {
             .iter()
             .map(|a| a["pane"].as_str().unwrap_or("").to_string())
             .collect();
-        assert_eq!(panes, [inside.clone()], "{client}: {line}");
+        assert_eq!(panes, vec![inside.as_str()], "{client}: {line}");
         let r = call(&c, "agent_state", json!({"target": outside})).await;
         assert!(
             is_error(&r) && first_text(&r).contains("outside --allow"),
