@@ -13,6 +13,23 @@ PG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 pg_load_options ""
 pg_find_bin
 
+# First load of a fresh clone (TPM installs the plugin without building it):
+# with cargo at hand, build in the background and say so; install.sh reloads
+# this file when it is done, and the keys work from then on. Once per clone
+# at a time (a directory as the lock); the build's output goes to a log.
+pg_cargo() {
+	command -v cargo >/dev/null 2>&1 || [ -x "${CARGO_HOME:-$HOME/.cargo}/bin/cargo" ]
+}
+if [ -z "$PG_BIN" ] && [ -z "${PG_bin:-}" ] && [ "$PG_build_on_load" = on ] &&
+	[ -f "$PG_DIR/scripts/install.sh" ] && [ ! -e "$PG_DIR/target/release/promptgate" ] &&
+	pg_cargo && mkdir -p "$PG_DIR/target" 2>/dev/null &&
+	mkdir "$PG_DIR/target/promptgate-building" 2>/dev/null; then
+	log="$PG_DIR/target/promptgate-install.log"
+	PG_PROBLEM="promptgate: building the binary (first load, a few minutes); log: $log"
+	tmux run-shell -b "$(pg_literal "bash $(pg_sh_quote "$PG_DIR/scripts/install.sh") >$(pg_sh_quote "$log") 2>&1; rmdir $(pg_sh_quote "$PG_DIR/target/promptgate-building")")"
+	tmux display-message -d 15000 "$(pg_message_literal "$PG_PROBLEM")" 2>/dev/null
+fi
+
 # Our bindings in `list-keys` output, as "TABLE KEY" (KEY quoted as tmux
 # prints it): a key whose command is one this file binds. The whole list is
 # read: tmux 3.7 shows `list-keys -T prefix A` (one key asked for by name) as a

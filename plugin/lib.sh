@@ -111,7 +111,9 @@ pg_plugin_version() {
 	sed -n 's/^version *= *"\([^"]*\)".*/\1/p' "$PG_DIR/Cargo.toml" | head -n 1
 }
 
-# Find the binary: @promptgate-bin, then $PATH, then <plugin>/target/release.
+# Find the binary: @promptgate-bin, then $PATH, then <plugin>/target/release,
+# then ~/.cargo/bin and ~/.local/bin (where the installs put it; tmux's PATH
+# may lack them).
 # Sets PG_BIN, or PG_PROBLEM (a message: what is wrong, then what to do, the
 # fix first so that an 80-column status line shows it) and returns 1.
 pg_find_bin() {
@@ -138,6 +140,14 @@ pg_find_bin() {
 	elif [ -x "$PG_DIR/target/release/promptgate" ]; then
 		PG_BIN="$PG_DIR/target/release/promptgate"
 		where=""
+	elif [ -x "${CARGO_HOME:-$HOME/.cargo}/bin/promptgate" ]; then
+		# `cargo install --path .` put it there; tmux's PATH may lack the directory
+		PG_BIN="${CARGO_HOME:-$HOME/.cargo}/bin/promptgate"
+		where="\$PATH"
+	elif [ -x "$HOME/.local/bin/promptgate" ]; then
+		# scripts/install.sh --link put it there
+		PG_BIN="$HOME/.local/bin/promptgate"
+		where="\$PATH"
 	else
 		PG_PROBLEM="promptgate: not built. $build"
 		return 1

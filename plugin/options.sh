@@ -14,6 +14,7 @@ PG_OPTIONS=(
 	"pick-key=T"          # choose the target from a menu of agent panes
 	"broadcast-key=Q"     # one composed prompt to every ready agent pane of the session
 	"install-key=M-i"     # build the binary (scripts/install.sh) in a popup
+	"build-on-load=on"    # no binary on load (a fresh TPM clone): build it in the background
 	"editor="             # empty: $EDITOR, then vi
 	"popup-width=80%"
 	"popup-height=60%"

@@ -464,6 +464,66 @@ fn copy_plugin(root: &Path) -> PathBuf {
 }
 
 #[test]
+fn a_fresh_clone_builds_its_binary_on_first_load_and_says_so() {
+    let s = server();
+    no_promptgate_on_path(&s);
+    s.tmux(&["set-option", "-gu", "@promptgate-bin"]);
+    let root = s.dir.path().join("tpm-clone");
+    let file = copy_plugin(&root);
+    // a cargo that tmux's PATH lacks, where rustup puts it
+    let cargo_home = s.dir.path().join("cargo-home");
+    std::fs::create_dir_all(cargo_home.join("bin")).unwrap();
+    let cargo = cargo_home.join("bin/cargo");
+    std::fs::write(&cargo, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    s.tmux(&[
+        "set-environment",
+        "-g",
+        "CARGO_HOME",
+        cargo_home.to_str().unwrap(),
+    ]);
+    // scripts/install.sh stands in for the build: it links the test's binary
+    // and reloads the plugin, as the real one does
+    std::fs::create_dir_all(root.join("scripts")).unwrap();
+    std::fs::write(
+        root.join("scripts/install.sh"),
+        format!(
+            "#!/bin/sh\necho built >> '{m}'\nmkdir -p '{r}/target/release'\nln -sf '{b}' '{r}/target/release/promptgate'\ntmux run-shell '{f}'\n",
+            m = s.dir.path().join("builds").display(),
+            r = root.display(),
+            b = bin().display(),
+            f = file.display()
+        ),
+    )
+    .unwrap();
+    let c = attach(&s);
+    let seen = messages(&s).len();
+    let o = s.tmux(&["run-shell", file.to_str().unwrap()]);
+    assert!(o.status.success() && o.stdout.is_empty(), "{o:?}");
+    let m = wait_message(&s, "building the binary", seen);
+    assert!(m.contains("promptgate-install.log"), "{m}");
+    // once built and reloaded, the keys run the plugin instead of the message
+    let start = Instant::now();
+    loop {
+        let a = binding(&s, "prefix", "A").unwrap_or_default();
+        if a.contains("run-shell") {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "not rebound: {a}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // a later load finds the binary and builds nothing more
+    let o = s.tmux(&["run-shell", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{o:?}");
+    let builds = std::fs::read_to_string(s.dir.path().join("builds")).unwrap();
+    assert_eq!(builds, "built\n");
+    drop(c);
+}
+
+#[test]
 fn a_missing_binary_binds_a_build_message_that_fits_80_columns() {
     let s = server();
     // nothing named promptgate on the PATH the plugin sees
