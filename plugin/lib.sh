@@ -202,6 +202,17 @@ pg_msg() {
 	return 0
 }
 
+# Show the result of a send or broadcast ($1 client, $2 message) and hold the
+# watcher's done notices back until it has had its display time: the watcher
+# reads @promptgate-result-until (epoch ms) and shows them after.
+pg_result() {
+	local ms
+	ms=$(date +%s%3N 2>/dev/null)
+	case $ms in *N | "") ms=$(($(date +%s) * 1000)) ;; esac
+	tmux set-option -gq @promptgate-result-until "$((ms + ${PG_display_ms:-4000}))" 2>/dev/null
+	pg_msg "$1" "$2"
+}
+
 # The target of a key pressed in pane $1: the picked target (@promptgate-target),
 # else the marked pane, else the last pane of the window. Never the pane itself
 # unless it is marked. Prints the pane id; returns 1 when there is none.
@@ -358,5 +369,5 @@ pg_deliver() {
 	if [ "$PG_TYPED" = yes ] && [ -n "$drop" ]; then
 		tmux delete-buffer -b "$drop" 2>/dev/null
 	fi
-	pg_msg "$client" "$msg"
+	pg_result "$client" "$msg"
 }

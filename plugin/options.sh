@@ -48,3 +48,4 @@ PG_HOOK_INDEX=7750
 #   @promptgate-helper      (global) plugin/promptgate.sh, quoted for sh (the send prompt's template runs it)
 #   @promptgate-status      (session) the status segment, kept by the watcher
 #   @promptgate-status-all  (global) the same for every session
+#   @promptgate-result-until (global) epoch ms until which a key's result holds the status line (the watcher holds done notices until then)
