@@ -289,12 +289,12 @@ fn fake_agent_is_listed_in_help_for_trying_it_by_hand() {
         .unwrap_or_else(|| panic!("fake-agent missing from --help:\n{help}"));
     assert!(line.contains("simulated agent"), "{line}");
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/usage.md")).unwrap();
     assert!(readme.contains("## Try it by hand"));
     assert!(readme.contains("'promptgate fake-agent --like claude --dialog trust"));
 }
 
-/// The README's "Try it by hand" steps, on a private server (a shorter busy time).
+/// The "Try it by hand" steps of docs/usage.md, on a private server (a shorter busy time).
 #[test]
 fn the_try_it_by_hand_steps_behave_as_the_readme_says() {
     let dir = tempfile::tempdir().unwrap();
