@@ -411,3 +411,18 @@ fn demo_on_a_running_server_removes_only_its_own_session() {
     );
     assert!(!home.path().join("promptgate").exists());
 }
+
+/// `/exit` asks the agent to quit: the agent exiting (its pane closing with
+/// it) is the prompt taken, `consumed`, not `unknown` (34).
+#[test]
+fn sending_exit_is_consumed_when_the_agent_exits() {
+    let srv = TmuxServer::new(120, 30, &[]);
+    let (pane, t) = srv.fake("claude", &["--busy-ms", "150"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    let o = srv.pg(&["send", "-t", &pane, "--json", "/exit"]);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(code(&o), 0, "{out} {}", stderr(&o));
+    assert!(out.contains("\"receipt\":\"consumed\""), "{out}");
+    assert!(out.contains("verify.exit-command"), "{out}");
+    assert_eq!(prompts(&t), vec!["/exit"]);
+}
