@@ -23,7 +23,7 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The exit codes, for the man page (the README's table says more).
+/// The exit codes, for the man page (docs/exit-codes.md says more).
 pub const EXIT_STATUS: &[(&str, &str)] = &[
     ("0", "success; for send, the receipt is consumed"),
     ("1", "internal error"),
@@ -88,7 +88,7 @@ pub enum Command {
     /// What an installed hook runs: record one agent event for its pane
     #[command(hide = true)]
     HookEvent(HookEventArgs),
-    /// A simulated agent to try promptgate on: run it in a tmux pane (see README, "Try it by hand")
+    /// A simulated agent to try promptgate on: run it in a tmux pane (see docs/usage.md, "Try it by hand")
     FakeAgent(crate::fake_agent::FakeAgentArgs),
 }
 
@@ -173,9 +173,9 @@ pub struct ExplainArgs {
 
 #[derive(Args, Debug)]
 pub struct DetectArgs {
-    /// Agent profile to apply
+    /// Agent profile to apply (default: the agent its `.meta` names, as `capture` writes it)
     #[arg(long, value_name = "NAME")]
-    pub agent: String,
+    pub agent: Option<String>,
     /// Saved screen (`capture-pane -p` text)
     #[arg(long, value_name = "FILE")]
     pub screen: PathBuf,
@@ -215,7 +215,7 @@ pub struct GateFlags {
     /// The screen must hold still this long (0 to 60000)
     #[arg(long, default_value_t = 100, value_name = "MS", value_parser = ms(0, MINUTE_MS), allow_negative_numbers = true)]
     pub stable: u64,
-    /// Wait through `busy` instead of failing on it
+    /// send: wait through `busy` instead of refusing (exit 22). `wait` always waits through busy: there it changes nothing
     #[arg(long)]
     pub wait_busy: bool,
     /// Wait through dialogs (never typing into them) until someone closes them
@@ -352,6 +352,8 @@ pub struct WatchArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct DoctorArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Only this pane (default: every pane of the server)
     #[arg(short = 't', long = "target", value_name = "PANE")]
     pub target: Option<String>,
@@ -381,6 +383,8 @@ pub struct HookEventArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct McpArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Reach only panes matching this glob (pane id, session, session:window,
     /// session:window-name or session:window.pane); repeat for several
     #[arg(long, value_name = "PATTERN")]
@@ -659,6 +663,8 @@ impl Command {
             Command::Demo(a) => &a.server,
             Command::Status(a) => &a.server,
             Command::Watch(a) => &a.server,
+            Command::Mcp(a) => &a.server,
+            Command::Doctor(a) => &a.server,
             _ => return None,
         })
     }
@@ -726,7 +732,13 @@ pub fn target(t: &Option<String>) -> crate::error::Result<String> {
         None => std::env::var("TMUX_PANE")
             .ok()
             .filter(|p| !p.is_empty())
-            .ok_or_else(|| Error::Usage("no -t PANE given and not inside tmux".into())),
+            .ok_or_else(|| {
+                Error::Usage(
+                    "not inside tmux: give -t PANE (%3, session or session:window.pane; \
+                     `promptgate state --all` lists the panes)"
+                        .into(),
+                )
+            }),
     }
 }
 

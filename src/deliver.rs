@@ -927,6 +927,20 @@ pub(crate) fn verify_loop(
         clock.sleep(Duration::from_millis(25));
         let s = match tmux.read(pane) {
             Ok(s) => s,
+            // `/exit` closed the agent and its pane with it: asked for, and done
+            Err(_) if crate::verify::is_exit_command(&pl.body) => {
+                let j = crate::verify::Judgement {
+                    receipt: Receipt::Consumed,
+                    evidence: crate::detect::Evidence {
+                        rule: "verify.exit-command (pane closed)".into(),
+                        row: None,
+                        col: None,
+                        text: String::new(),
+                    },
+                    verdict: detect(profile, before),
+                };
+                return Ok((j, resubmits, (clock.now() - start).as_millis() as u64));
+            }
             Err(e) => {
                 return Err(Error::refused(
                     Refused::Gone,

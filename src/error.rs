@@ -1,7 +1,7 @@
 //! One error type for the library, with a stable exit code per variant.
 //!
 //! The codes are part of the interface (scripts branch on them) and are
-//! documented in the README's "Exit codes" table. Never renumber.
+//! documented in docs/exit-codes.md. Never renumber.
 
 use crate::detect::State;
 use crate::verify::Receipt;

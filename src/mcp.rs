@@ -34,10 +34,6 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 pub fn run(server: &Server, profiles: Profiles, a: McpArgs) -> crate::error::Result<i32> {
-    if let Some(agent) = &a.print_config {
-        crate::out::out(&print_config(agent)?)?;
-        return Ok(0);
-    }
     let gk = Gatekeeper::new(server.clone(), profiles, a.allow.clone(), a.read_only);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -170,21 +166,69 @@ async fn write_stdout(
     }
 }
 
-/// How to register this server with an agent.
-fn print_config(agent: &str) -> crate::error::Result<String> {
+/// The arguments that start this server with the limits it was given: the
+/// tmux server (`-L`, `-S`, `--host`), `--profiles`, `--read-only` and each
+/// `--allow`. Paths are made absolute: the agent starts the server elsewhere.
+pub fn server_argv(
+    srv: &crate::cli::ServerArgs,
+    profiles: Option<&std::path::Path>,
+    a: &McpArgs,
+) -> Vec<String> {
+    let abs = |p: &std::path::Path| {
+        std::path::absolute(p)
+            .unwrap_or_else(|_| p.to_path_buf())
+            .display()
+            .to_string()
+    };
+    let mut v = vec!["mcp".to_string()];
+    if let Some(n) = &srv.socket_name {
+        v.extend(["-L".into(), n.clone()]);
+    }
+    if let Some(p) = &srv.socket_path {
+        v.extend(["-S".into(), abs(std::path::Path::new(p))]);
+    }
+    if let Some(h) = &srv.host {
+        v.extend(["--host".into(), h.clone()]);
+    }
+    if let Some(p) = profiles {
+        v.extend(["--profiles".into(), abs(p)]);
+    }
+    if a.read_only {
+        v.push("--read-only".into());
+    }
+    for g in &a.allow {
+        v.extend(["--allow".into(), g.clone()]);
+    }
+    v
+}
+
+/// How to register this server with an agent: `argv` (from [`server_argv`])
+/// is carried whole, quoted for the shell in a command line and as a list in
+/// a config file.
+pub fn print_config(agent: &str, argv: &[String]) -> crate::error::Result<String> {
     let exe = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "promptgate".into());
+    let line = std::iter::once(exe.as_str())
+        .chain(argv.iter().map(String::as_str))
+        .map(sh_quote)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let toml_args = argv
+        .iter()
+        .map(|a| toml_string(a))
+        .collect::<Vec<_>>()
+        .join(", ");
     Ok(match agent {
-        "claude" => format!("claude mcp add promptgate -- {exe} mcp"),
+        "claude" => format!("claude mcp add promptgate -- {line}"),
         "codex" => format!(
-            "codex mcp add promptgate -- {exe} mcp\n# or in ~/.codex/config.toml:\n[mcp_servers.promptgate]\ncommand = {}\nargs = [\"mcp\"]",
+            "codex mcp add promptgate -- {line}\n# or in ~/.codex/config.toml:\n[mcp_servers.promptgate]\ncommand = {}\nargs = [{toml_args}]",
             toml_string(&exe)
         ),
         "gemini" => format!(
-            "gemini mcp add promptgate {exe} mcp\n# or in ~/.gemini/settings.json:\n{}",
+            "gemini mcp add promptgate {line}\n# or in ~/.gemini/settings.json:\n{}",
             serde_json::to_string_pretty(
-                &json!({"mcpServers": {"promptgate": {"command": exe, "args": ["mcp"]}}})
+                &json!({"mcpServers": {"promptgate": {"command": exe, "args": argv}}})
             )
             .unwrap_or_default()
         ),
@@ -194,6 +238,16 @@ fn print_config(agent: &str) -> crate::error::Result<String> {
             )))
         }
     })
+}
+
+/// One word for sh: bare when it holds only safe characters, else in single quotes.
+pub fn sh_quote(s: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_-./:=@%+,".contains(c);
+    if !s.is_empty() && s.chars().all(safe) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
 
 fn toml_string(s: &str) -> String {

@@ -2,11 +2,12 @@
 //! each on a private tmux server started by `scripts/real-agents.sh`, driven by
 //! the real `promptgate` binary, at 120x40 and at 80x24.
 //!
-//! Skipped (with a message) unless `PROMPTGATE_REAL_AGENTS=1`. Install the CLIs
-//! first (`scripts/real-agents.sh install`), then run one test at a time:
+//! Every test is `#[ignore]`d: a plain `cargo test` reports them as ignored.
+//! Install the CLIs first (`scripts/real-agents.sh install`), then run one test
+//! at a time:
 //!
 //! ```text
-//! PROMPTGATE_REAL_AGENTS=1 cargo test --test real_agents -- --nocapture --test-threads=1
+//! PROMPTGATE_REAL_AGENTS=1 cargo test --test real_agents -- --include-ignored --nocapture --test-threads=1
 //! ```
 //!
 //! The releases come from `scripts/real-agents.versions`: `PROMPTGATE_REAL_RELEASE=newest`
@@ -52,7 +53,6 @@ use promptgate::profile::{Profile, Profiles};
 use promptgate::tmux::{Process, Server, Tmux};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
@@ -67,20 +67,6 @@ fn root() -> PathBuf {
 
 fn script() -> PathBuf {
     root().join("scripts/real-agents.sh")
-}
-
-fn enabled(test: &str) -> bool {
-    if std::env::var("PROMPTGATE_REAL_AGENTS").as_deref() == Ok("1") {
-        return true;
-    }
-    // straight to stderr, past the test harness's capture, so that the skip shows
-    let _ = writeln!(
-        std::io::stderr(),
-        "real_agents::{test}: SKIPPED: the real-agent suite runs only with PROMPTGATE_REAL_AGENTS=1 \
-         (it starts the nine real agents of the README's table offline; install them with \
-         `scripts/real-agents.sh install`)"
-    );
-    false
 }
 
 /// Processes whose environment holds exactly `HOME=<home>`.
@@ -930,17 +916,15 @@ fn flags_after_the_body(name: &'static str) {
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn claude_flags_after_the_body_are_flags() {
-    if enabled("claude_flags_after_the_body_are_flags") {
-        flags_after_the_body("claude");
-    }
+    flags_after_the_body("claude");
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn codex_flags_after_the_body_are_flags() {
-    if enabled("codex_flags_after_the_body_are_flags") {
-        flags_after_the_body("codex");
-    }
+    flags_after_the_body("codex");
 }
 
 fn agent_at(name: &'static str, w: u16, h: u16) {
@@ -953,45 +937,39 @@ fn agent_at(name: &'static str, w: u16, h: u16) {
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn claude_120x40() {
-    if enabled("claude_120x40") {
-        agent_at("claude", 120, 40);
-    }
+    agent_at("claude", 120, 40);
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn claude_80x24() {
-    if enabled("claude_80x24") {
-        agent_at("claude", 80, 24);
-    }
+    agent_at("claude", 80, 24);
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn codex_120x40() {
-    if enabled("codex_120x40") {
-        agent_at("codex", 120, 40);
-    }
+    agent_at("codex", 120, 40);
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn codex_80x24() {
-    if enabled("codex_80x24") {
-        agent_at("codex", 80, 24);
-    }
+    agent_at("codex", 80, 24);
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn gemini_120x40() {
-    if enabled("gemini_120x40") {
-        agent_at("gemini", 120, 40);
-    }
+    agent_at("gemini", 120, 40);
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn gemini_80x24() {
-    if enabled("gemini_80x24") {
-        agent_at("gemini", 80, 24);
-    }
+    agent_at("gemini", 80, 24);
 }
 
 /// Seeded HOME: each prompt that quotes a dialog lands once, byte-exact in the
@@ -1130,30 +1108,27 @@ fn wrapped_run(name: &'static str, w: u16, h: u16) {
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn claude_quoted_dialogs_and_wrapped() {
-    if enabled("claude_quoted_dialogs_and_wrapped") {
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        quoted_dialogs_run("claude", 120, 40);
-        wrapped_run("claude", 120, 40);
-    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    quoted_dialogs_run("claude", 120, 40);
+    wrapped_run("claude", 120, 40);
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn codex_quoted_dialogs_and_wrapped() {
-    if enabled("codex_quoted_dialogs_and_wrapped") {
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        quoted_dialogs_run("codex", 120, 40);
-        wrapped_run("codex", 120, 40);
-    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    quoted_dialogs_run("codex", 120, 40);
+    wrapped_run("codex", 120, 40);
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn gemini_quoted_dialogs_and_wrapped() {
-    if enabled("gemini_quoted_dialogs_and_wrapped") {
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        quoted_dialogs_run("gemini", 120, 40);
-        wrapped_run("gemini", 120, 40);
-    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    quoted_dialogs_run("gemini", 120, 40);
+    wrapped_run("gemini", 120, 40);
 }
 
 /// `promptgate mcp` to real Claude Code, through rmcp's client: `list_agents`
@@ -1220,10 +1195,9 @@ fn through_mcp(name: &'static str) {
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn claude_through_mcp() {
-    if enabled("claude_through_mcp") {
-        through_mcp("claude");
-    }
+    through_mcp("claude");
 }
 
 /// `promptgate hooks install claude` into real Claude Code's settings, a send
@@ -1267,10 +1241,9 @@ fn hooks_round_trip(name: &'static str) {
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn claude_hooks_install_and_uninstall_leave_settings_byte_identical() {
-    if enabled("claude_hooks_install_and_uninstall_leave_settings_byte_identical") {
-        hooks_round_trip("claude");
-    }
+    hooks_round_trip("claude");
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1392,53 +1365,47 @@ fn copilot_trust_run(w: u16, h: u16) {
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn opencode_120x40() {
-    if enabled("opencode_120x40") {
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        issue19a_ready_run("opencode", 120, 40);
-    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    issue19a_ready_run("opencode", 120, 40);
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn kilo_120x40() {
-    if enabled("kilo_120x40") {
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        issue19a_ready_run("kilo", 120, 40);
-    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    issue19a_ready_run("kilo", 120, 40);
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn copilot_120x40() {
-    if enabled("copilot_120x40") {
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        copilot_trust_run(120, 40);
-        issue19a_ready_run("copilot", 120, 40);
-    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    copilot_trust_run(120, 40);
+    issue19a_ready_run("copilot", 120, 40);
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn opencode_80x24() {
-    if enabled("opencode_80x24") {
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        issue19a_ready_run("opencode", 80, 24);
-    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    issue19a_ready_run("opencode", 80, 24);
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn kilo_80x24() {
-    if enabled("kilo_80x24") {
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        issue19a_ready_run("kilo", 80, 24);
-    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    issue19a_ready_run("kilo", 80, 24);
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn copilot_80x24() {
-    if enabled("copilot_80x24") {
-        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        copilot_trust_run(80, 24);
-        issue19a_ready_run("copilot", 80, 24);
-    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    copilot_trust_run(80, 24);
+    issue19a_ready_run("copilot", 80, 24);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1874,22 +1841,19 @@ fn issue19_agent(name: &'static str) {
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn qwen_offline() {
-    if enabled("qwen_offline") {
-        issue19_agent("qwen");
-    }
+    issue19_agent("qwen");
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn auggie_offline() {
-    if enabled("auggie_offline") {
-        issue19_agent("auggie");
-    }
+    issue19_agent("auggie");
 }
 
 #[test]
+#[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn aider_offline() {
-    if enabled("aider_offline") {
-        issue19_agent("aider");
-    }
+    issue19_agent("aider");
 }

@@ -29,12 +29,7 @@ fn sshd_binary() -> Option<PathBuf> {
 
 fn start_sshd(dir: &Path) -> Option<Sshd> {
     let Some(sshd) = sshd_binary() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "sshd is missing in CI (.ci/run installs openssh-server)"
-        );
-        eprintln!("skipping: no sshd (apt-get install openssh-server)");
-        return None;
+        panic!("no sshd: install openssh-server (.ci/run does), or leave this ignored test out");
     };
     let keygen = |path: &Path| {
         let o = Command::new("ssh-keygen")
@@ -117,6 +112,7 @@ impl Sshd {
 }
 
 #[test]
+#[ignore = "needs a local sshd (openssh-server); run with --include-ignored (.ci/run does)"]
 fn send_over_ssh_is_byte_exact_and_still_refuses_a_dialog() {
     let srv = TmuxServer::new(120, 40, &[]);
     let Some(sshd) = start_sshd(srv.dir.path()) else {

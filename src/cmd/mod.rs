@@ -41,7 +41,14 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Demo(a) => crate::demo::run(&server, srv.host.is_some(), a),
         Command::Status(a) => crate::status::run(&server, &profiles()?, a),
         Command::Watch(a) => crate::watch::run(&server, &profiles()?, a),
-        Command::Mcp(a) => crate::mcp::run(&server, profiles()?, a),
+        Command::Mcp(a) => {
+            if let Some(agent) = &a.print_config {
+                let argv = crate::mcp::server_argv(&srv, cli.profiles.as_deref(), &a);
+                crate::out::out(&crate::mcp::print_config(agent, &argv)?)?;
+                return Ok(0);
+            }
+            crate::mcp::run(&server, profiles()?, a)
+        }
         Command::Hooks(a) => hooks::run(a),
         Command::HookEvent(a) => {
             crate::hooks::record_event(&a.agent, &a.event);

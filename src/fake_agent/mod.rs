@@ -664,7 +664,13 @@ impl App {
             self.queue.push(text);
             return;
         }
+        let exit = text.trim() == "/exit";
         self.record_prompt(text, false);
+        if exit {
+            // as the real agents do: `/exit` ends the program
+            self.quit = Some("/exit".into());
+            return;
+        }
         self.go_busy(now);
     }
 
