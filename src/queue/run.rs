@@ -555,7 +555,7 @@ fn recover(
             Phase::Held,
             Some("not-sent"),
             Some(e.to_string()),
-        );
+        )?;
         return Ok(false);
     }
     let ours = o
