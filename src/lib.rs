@@ -3,6 +3,7 @@
 //! The pipeline: read (tmux) -> identify -> detect (pure) -> gate (clock) ->
 //! plan (pure) -> deliver (tmux) -> verify (detect again).
 
+pub mod answer;
 pub mod cells;
 pub mod cli;
 pub mod cmd;
