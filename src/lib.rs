@@ -4,6 +4,7 @@
 //! plan (pure) -> deliver (tmux) -> verify (detect again).
 
 pub mod answer;
+pub mod ask;
 pub mod cells;
 pub mod cli;
 pub mod cmd;
