@@ -90,8 +90,14 @@ pub fn finished() {
 pub struct Waiting;
 
 impl Waiting {
+    /// Call once the prompt is delivered (typing is over): a signal that came
+    /// while it was typed stops the wait at once.
     pub fn begin() -> Waiting {
         WAITING.fetch_add(1, Ordering::SeqCst);
+        TYPING.store(false, Ordering::SeqCst);
+        if PENDING.swap(0, Ordering::SeqCst) != 0 {
+            STOP_WAIT.store(true, Ordering::SeqCst);
+        }
         Waiting
     }
 }

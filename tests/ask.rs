@@ -245,3 +245,36 @@ fn bad_input_types_nothing() {
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert!(prompts(&transcript).is_empty());
 }
+
+#[test]
+fn ctrl_c_during_the_wait_leaves_the_prompt_delivered_and_says_so() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let home = srv.dir.path().join("home-ctrl-c");
+    let (pane, transcript) = srv.fake_in(&home, "claude", &["--records", "--busy-ms", "600000"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    let child = srv
+        .pg_cmd(&["ask", "-t", &pane, "a long one"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    srv.wait_state(&pane, "busy", 10.0);
+    // the prompt is in the agent's record before the signal is sent
+    let t = std::time::Instant::now();
+    while prompts(&transcript).is_empty() && t.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(30));
+    }
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(code(&o), 130, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the prompt was delivered and the agent keeps working"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(prompts(&transcript), vec!["a long one"]);
+    assert_eq!(srv.state(&pane), "busy", "the agent was not stopped");
+}
