@@ -354,21 +354,25 @@ pub fn entries(def: &ReplyDef, raw: &str) -> Vec<Value> {
 }
 
 /// The answer to `body` in `entries`: the entries after the last prompt entry
-/// whose text is the body, up to the next prompt entry or the end.
+/// whose text is the body, up to the next prompt entry or the end. `since`:
+/// the entries the file held before the prompt was typed (its entry comes after).
 pub fn read_entries(
     def: &ReplyDef,
     record: Option<&RecordDef>,
     body: &str,
     entries: &[Value],
+    since: usize,
 ) -> Option<Answer> {
     let want = norm(record, body);
     let is_this = |t: &str| match def.prompt_match {
         PromptMatch::Exact => norm(record, t) == want,
         PromptMatch::Contains => norm(record, t).contains(&want),
     };
-    let start = entries
-        .iter()
-        .rposition(|v| prompt_text(def, record, v).is_some_and(|t| is_this(&t)))?;
+    let since = if since > entries.len() { 0 } else { since };
+    let start = since
+        + entries[since..]
+            .iter()
+            .rposition(|v| prompt_text(def, record, v).is_some_and(|t| is_this(&t)))?;
     let mut a = Answer {
         source: "transcript".into(),
         ..Answer::default()
@@ -560,26 +564,21 @@ fn count_with_suffix(s: &str) -> u64 {
 /// starts with `user_prefix`; the reply is the lines after, up to the next
 /// prompt; the agent's notes (`note_prefix`) are not reply text but may hold
 /// the tokens, the cost and an API error.
-pub fn read_markdown(def: &ReplyDef, body: &str, raw: &str) -> Option<Answer> {
-    let up = def.user_prefix.as_deref().unwrap_or("#### ");
+pub fn read_markdown(def: &ReplyDef, body: &str, raw: &str, since: usize) -> Option<Answer> {
     let np = def.note_prefix.as_deref().unwrap_or("> ");
-    // blocks: (is_prompt, lines)
-    let mut blocks: Vec<(bool, Vec<&str>)> = Vec::new();
-    for line in raw.split('\n') {
-        let (p, l) = match line.strip_prefix(up) {
-            Some(l) => (true, l),
-            None if line == up.trim_end() => (true, ""),
-            None => (false, line),
-        };
-        match blocks.last_mut() {
-            Some((bp, ls)) if *bp == p => ls.push(l),
-            _ => blocks.push((p, vec![l])),
-        }
-    }
+    let blocks = markdown_blocks(def, raw);
     let want = body.trim().to_string();
+    // `since`: the prompts the file held before this one was typed
+    let prompts = blocks.iter().filter(|(p, _)| *p).count();
+    let since = if since > prompts { 0 } else { since };
     let i = blocks
         .iter()
-        .rposition(|(p, ls)| *p && ls.join("\n").trim() == want)?;
+        .enumerate()
+        .filter(|(_, (p, _))| *p)
+        .skip(since)
+        .filter(|(_, (_, ls))| ls.join("\n").trim() == want)
+        .map(|(i, _)| i)
+        .last()?;
     let mut a = Answer {
         source: "transcript".into(),
         ..Answer::default()
@@ -620,18 +619,47 @@ pub fn read_markdown(def: &ReplyDef, body: &str, raw: &str) -> Option<Answer> {
     Some(a)
 }
 
-/// Read the answer to `body` from one file.
+/// How many entries (`json`) or prompts (`markdown-chat`) a reply file holds:
+/// marked before typing, so that only what comes after is this prompt's.
+pub fn count(def: &ReplyDef, raw: &str) -> usize {
+    match def.format {
+        ReplyFormat::Json => entries(def, raw).len(),
+        ReplyFormat::MarkdownChat => markdown_blocks(def, raw).iter().filter(|(p, _)| *p).count(),
+    }
+}
+
+/// A markdown chat log as blocks of lines: (a prompt's, its lines without the prefix).
+fn markdown_blocks<'a>(def: &ReplyDef, raw: &'a str) -> Vec<(bool, Vec<&'a str>)> {
+    let up = def.user_prefix.as_deref().unwrap_or("#### ");
+    let mut blocks: Vec<(bool, Vec<&str>)> = Vec::new();
+    for line in raw.split('\n') {
+        let (p, l) = match line.strip_prefix(up) {
+            Some(l) => (true, l),
+            None if line == up.trim_end() => (true, ""),
+            None => (false, line),
+        };
+        match blocks.last_mut() {
+            Some((bp, ls)) if *bp == p => ls.push(l),
+            _ => blocks.push((p, vec![l])),
+        }
+    }
+    blocks
+}
+
+/// Read the answer to `body` from one file that held `since` entries (or
+/// prompts) before the prompt was typed.
 pub fn read_file(
     def: &ReplyDef,
     record: Option<&RecordDef>,
     body: &str,
     files: &crate::files::Files,
     path: &Path,
+    since: usize,
 ) -> Option<Answer> {
     let raw = String::from_utf8_lossy(&files.read(path)?).into_owned();
     let mut a = match def.format {
-        ReplyFormat::Json => read_entries(def, record, body, &entries(def, &raw))?,
-        ReplyFormat::MarkdownChat => read_markdown(def, body, &raw)?,
+        ReplyFormat::Json => read_entries(def, record, body, &entries(def, &raw), since)?,
+        ReplyFormat::MarkdownChat => read_markdown(def, body, &raw, since)?,
     };
     a.path = Some(path.display().to_string());
     Some(a)
@@ -715,8 +743,28 @@ pub fn reply_files(
     Ok(out)
 }
 
-/// The answer to `body` in the first of `paths` that holds its prompt.
-pub fn read_answer(profile: &Profile, body: &str, paths: &[PathBuf]) -> Answer {
+/// What each reply file held before the prompt was typed ([`count`]); a file
+/// made since is read from its start.
+pub type Marks = BTreeMap<PathBuf, usize>;
+
+/// Mark `paths` (the agent's reply files) before anything is typed.
+pub fn mark(profile: &Profile, paths: &[PathBuf]) -> Marks {
+    let Some(def) = profile.def.reply.as_ref() else {
+        return Marks::new();
+    };
+    let files = crate::files::Files::of_tmux();
+    paths
+        .iter()
+        .filter_map(|p| {
+            let raw = files.read(p)?;
+            Some((p.clone(), count(def, &String::from_utf8_lossy(&raw))))
+        })
+        .collect()
+}
+
+/// The answer to `body` in the first of `paths` that holds its prompt after
+/// its mark.
+pub fn read_answer(profile: &Profile, body: &str, paths: &[PathBuf], marks: &Marks) -> Answer {
     let Some(def) = profile.def.reply.as_ref() else {
         return Answer::none(format!(
             "the {} profile names no record of replies",
@@ -726,7 +774,10 @@ pub fn read_answer(profile: &Profile, body: &str, paths: &[PathBuf]) -> Answer {
     let files = crate::files::Files::of_tmux();
     paths
         .iter()
-        .find_map(|p| read_file(def, profile.def.record.as_ref(), body, &files, p))
+        .find_map(|p| {
+            let since = marks.get(p).copied().unwrap_or(0);
+            read_file(def, profile.def.record.as_ref(), body, &files, p, since)
+        })
         .unwrap_or_else(|| Answer::none("the prompt's entry is not in the agent's record"))
 }
 

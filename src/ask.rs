@@ -62,8 +62,9 @@ pub fn ask_one(
     cancel: Option<&AtomicBool>,
 ) -> Asked {
     let started = now_ms();
+    let marks = mark(server, profiles, opts.agent.as_deref(), target);
     let o = deliver_to(server, profiles, opts, target, body, shared, None);
-    answer_after(server, profiles, o, body, started, a, cancel)
+    answer_after(server, profiles, o, body, started, &marks, a, cancel)
 }
 
 /// The same question to every target at once (`fanout::deliver_all`, one
@@ -81,11 +82,18 @@ pub fn ask_all(
     cancel: Option<&AtomicBool>,
 ) -> Vec<Asked> {
     let started = now_ms();
+    let marks: Vec<_> = targets
+        .iter()
+        .map(|t| mark(server, profiles, opts.agent.as_deref(), t))
+        .collect();
     let outcomes = crate::fanout::deliver_all(server, profiles, opts, body, targets, shared);
     std::thread::scope(|s| {
         let handles: Vec<_> = outcomes
             .into_iter()
-            .map(|o| s.spawn(move || answer_after(server, profiles, o, body, started, a, cancel)))
+            .zip(marks.iter())
+            .map(|(o, m)| {
+                s.spawn(move || answer_after(server, profiles, o, body, started, m, a, cancel))
+            })
             .collect();
         handles
             .into_iter()
@@ -94,13 +102,42 @@ pub fn ask_all(
     })
 }
 
+/// Before anything is typed: what the pane's agent's reply files hold, so
+/// that only what is recorded after can be this prompt's (never an older
+/// reply to the same words). Empty where no agent or no reply file is known.
+pub fn mark(
+    server: &Server,
+    profiles: &Profiles,
+    agent: Option<&str>,
+    target: &str,
+) -> crate::answer::Marks {
+    let mut tmux = crate::tmux::Control::new(server.clone(), target);
+    let Ok(o) = crate::observe::observe(&mut tmux, profiles, agent, target) else {
+        return Default::default();
+    };
+    let Some(profile) = o
+        .identity
+        .agent
+        .as_deref()
+        .and_then(|n| profiles.get(n).ok())
+    else {
+        return Default::default();
+    };
+    match crate::answer::reply_files(profile, o.screen.pid, None) {
+        Ok(paths) => crate::answer::mark(profile, &paths),
+        Err(_) => Default::default(),
+    }
+}
+
 /// After a delivery: wait for the turn the prompt started, then read its answer.
+#[allow(clippy::too_many_arguments)]
 pub fn answer_after(
     server: &Server,
     profiles: &Profiles,
     o: Outcome,
     body: &Body,
     started_at_ms: u64,
+    marks: &crate::answer::Marks,
     a: AskOpts,
     cancel: Option<&AtomicBool>,
 ) -> Asked {
@@ -185,7 +222,7 @@ pub fn answer_after(
             // turn is over: look again until it has one that holds still
             let wait = Duration::from_millis(profile.def.reply.as_ref().map_or(0, |r| r.wait_ms));
             let deadline = Instant::now() + wait;
-            let mut last = crate::answer::read_answer(profile, &body.text, paths);
+            let mut last = crate::answer::read_answer(profile, &body.text, paths, marks);
             loop {
                 let settled =
                     !turn.done || dialog || last.error.is_some() || last.stop_reason.is_some();
@@ -193,7 +230,7 @@ pub fn answer_after(
                     break;
                 }
                 std::thread::sleep(Duration::from_millis(100));
-                let next = crate::answer::read_answer(profile, &body.text, paths);
+                let next = crate::answer::read_answer(profile, &body.text, paths, marks);
                 let still = next == last && next.has_reply();
                 last = next;
                 if still {

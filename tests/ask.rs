@@ -278,3 +278,23 @@ fn ctrl_c_during_the_wait_leaves_the_prompt_delivered_and_says_so() {
     assert_eq!(prompts(&transcript), vec!["a long one"]);
     assert_eq!(srv.state(&pane), "busy", "the agent was not stopped");
 }
+
+#[test]
+fn the_same_question_twice_gets_the_second_reply_never_the_first() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    for like in ["claude", "codex", "gemini"] {
+        let home = srv.dir.path().join(format!("home-twice-{like}"));
+        let (pane, _) = srv.fake_in(&home, like, &["--records", "--busy-ms", "300"]);
+        srv.wait_state(&pane, "ready", 10.0);
+        for n in 1..=2 {
+            srv.wait_state(&pane, "ready", 10.0);
+            let o = srv.pg(&["ask", "-t", &pane, "the same words"]);
+            assert_eq!(code(&o), 0, "{like}: {}", stderr(&o));
+            assert_eq!(
+                text(&o.stdout),
+                format!("Fake reply to prompt {n} (promptgate fake-agent).\n"),
+                "{like}"
+            );
+        }
+    }
+}

@@ -31,8 +31,10 @@ fn read(agent: &str, prompt: &str, raw: &str) -> Answer {
     let p = profile(agent);
     let def = p.def.reply.as_ref().expect("a [reply]");
     match def.format {
-        ReplyFormat::Json => read_entries(def, p.def.record.as_ref(), prompt, &entries(def, raw)),
-        ReplyFormat::MarkdownChat => read_markdown(def, prompt, raw),
+        ReplyFormat::Json => {
+            read_entries(def, p.def.record.as_ref(), prompt, &entries(def, raw), 0)
+        }
+        ReplyFormat::MarkdownChat => read_markdown(def, prompt, raw, 0),
     }
     .expect("the prompt's entry")
 }
@@ -175,7 +177,7 @@ fn never_an_older_reply() {
     let p = profile("claude");
     let def = p.def.reply.as_ref().unwrap();
     let raw = record("claude", "other", &FakeReply::to("other", "x"), None);
-    assert!(read_entries(def, p.def.record.as_ref(), "mine", &entries(def, &raw)).is_none());
+    assert!(read_entries(def, p.def.record.as_ref(), "mine", &entries(def, &raw), 0).is_none());
 }
 
 #[test]
@@ -194,7 +196,7 @@ fn agents_whose_record_holds_no_replies_say_so() {
     for name in ["opencode", "kilo", "auggie"] {
         let p = profiles.get(name).unwrap();
         assert!(p.def.reply.is_none(), "{name}");
-        let a = read_answer(p, "x", &[]);
+        let a = read_answer(p, "x", &[], &Marks::new());
         assert_eq!(a.source, "none");
         assert!(a.why.unwrap().contains("no record of replies"));
     }
@@ -205,4 +207,42 @@ fn counts_with_a_suffix() {
     assert_eq!(count_with_suffix("1.2k"), 1200);
     assert_eq!(count_with_suffix("37"), 37);
     assert_eq!(count_with_suffix("2.5M"), 2_500_000);
+}
+
+#[test]
+fn a_prompt_recorded_before_the_mark_is_never_this_one() {
+    // the same prompt asked before, and this one not (yet) in the record: no
+    // answer, never the older reply
+    for agent in AGENTS {
+        let p = profile(agent);
+        let def = p.def.reply.as_ref().unwrap();
+        let raw = record(
+            agent,
+            "again",
+            &FakeReply::to("again", "the older reply"),
+            None,
+        );
+        let n = count(def, &raw);
+        assert!(
+            read_entries(def, p.def.record.as_ref(), "again", &entries(def, &raw), n).is_none(),
+            "{agent}"
+        );
+        // once it is recorded after the mark, its reply is the answer
+        let mut more = vec![prompt_entry(agent, "again")];
+        more.extend(reply_entries(
+            agent,
+            &FakeReply::to("again", "the new reply"),
+        ));
+        let raw2 = raw.clone() + &more.iter().map(|v| format!("{v}\n")).collect::<String>();
+        let a = read_entries(def, p.def.record.as_ref(), "again", &entries(def, &raw2), n).unwrap();
+        assert_eq!(a.text, "the new reply", "{agent}");
+    }
+    let p = profile("aider");
+    let def = p.def.reply.as_ref().unwrap();
+    let raw = aider_reply("again", &FakeReply::to("again", "old"));
+    let n = count(def, &raw);
+    assert_eq!(n, 1);
+    assert!(read_markdown(def, "again", &raw, n).is_none());
+    let raw2 = raw + &aider_reply("again", &FakeReply::to("again", "new"));
+    assert_eq!(read_markdown(def, "again", &raw2, n).unwrap().text, "new");
 }
