@@ -425,6 +425,11 @@ impl SendArgs {
 
 /// `ask`: every `send` flag (`--until-done` is implied), plus where the answer may come from.
 #[derive(Args, Debug)]
+#[command(
+    mut_arg("until_done", |a| a.hide(true)),
+    mut_arg("done_timeout", |a| a.help("The longest the turn may take, in seconds (0 to 86400)")),
+    mut_arg("json", |a| a.help("Print the receipt and the answer as one JSON object; any error too (with exit_code and error)"))
+)]
 pub struct AskArgs {
     #[command(flatten)]
     pub send: SendArgs,
