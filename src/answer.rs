@@ -116,6 +116,10 @@ pub struct Take {
     /// `text`: a part whose field of this name is `true` is no reply text (a thought).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skip_part: Option<String>,
+    /// `text`: read only when no other `text` rule found any (the agent
+    /// records the same reply twice, in two shapes, not in every release).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fallback: bool,
     /// `stop`: a literal stop reason, where the entry itself is the stop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
@@ -378,6 +382,7 @@ pub fn read_entries(
         ..Answer::default()
     };
     let mut texts: Vec<String> = Vec::new();
+    let mut spare: Vec<String> = Vec::new();
     let mut usage: Vec<(Option<String>, Tokens, Option<f64>)> = Vec::new();
     for v in &entries[start + 1..] {
         if let Some(t) = prompt_text(def, record, v) {
@@ -385,8 +390,15 @@ pub fn read_entries(
             break;
         }
         for tk in def.take.iter().filter(|t| passes(v, &t.filter)) {
-            take(tk, v, &mut a, &mut texts, &mut usage);
+            let into = match tk.fallback {
+                true => &mut spare,
+                false => &mut texts,
+            };
+            take(tk, v, &mut a, into, &mut usage);
         }
+    }
+    if texts.is_empty() {
+        texts = spare;
     }
     a.text = texts.join("\n\n");
     if !usage.is_empty() {

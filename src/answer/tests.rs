@@ -246,3 +246,18 @@ fn a_prompt_recorded_before_the_mark_is_never_this_one() {
     let raw2 = raw + &aider_reply("again", &FakeReply::to("again", "new"));
     assert_eq!(read_markdown(def, "again", &raw2, n).unwrap().text, "new");
 }
+
+#[test]
+fn codex_without_response_items_answers_from_its_agent_message_events() {
+    let p = profile("codex");
+    let def = p.def.reply.as_ref().unwrap();
+    let mut v = vec![prompt_entry("codex", "p")];
+    v.extend(
+        reply_entries("codex", &FakeReply::to("p", "only in the event"))
+            .into_iter()
+            .filter(|e| e["type"] != "response_item"),
+    );
+    let raw: String = v.iter().map(|v| format!("{v}\n")).collect();
+    let a = read_entries(def, p.def.record.as_ref(), "p", &entries(def, &raw), 0).unwrap();
+    assert_eq!(a.text, "only in the event");
+}
