@@ -63,6 +63,8 @@ pub enum Command {
     Wait(WaitArgs),
     /// Deliver a prompt: gate, plan, type, submit, verify
     Send(SendArgs),
+    /// Deliver a prompt as `send` does, wait for its turn, print the agent's answer from its own record
+    Ask(AskArgs),
     /// Print the delivery plan for a body, without touching tmux
     Plan(PlanArgs),
     /// List the agent profiles, or print one as TOML
@@ -432,6 +434,22 @@ impl SendArgs {
     }
 }
 
+/// `ask`: every `send` flag (`--until-done` is implied), plus where the answer may come from.
+#[derive(Args, Debug)]
+#[command(
+    mut_arg("until_done", |a| a.hide(true)),
+    mut_arg("done_timeout", |a| a.help("The longest the turn may take, in seconds (0 to 86400)")),
+    mut_arg("json", |a| a.help("Print the receipt and the answer as one JSON object; any error too (with exit_code and error)"))
+)]
+pub struct AskArgs {
+    #[command(flatten)]
+    pub send: SendArgs,
+    /// Where the agent's record holds no reply, read the answer from the screen
+    /// (best effort: the rows between the prompt's echo and the composer)
+    #[arg(long)]
+    pub from_screen: bool,
+}
+
 /// `PROMPTGATE_GATE=off` (or `0`): every send skips the gate, as with `--force`.
 pub fn gate_off_from_env() -> bool {
     std::env::var("PROMPTGATE_GATE").is_ok_and(|v| v == "off" || v == "0")
@@ -654,6 +672,7 @@ impl Command {
             Command::Capture(a) => &a.server,
             Command::Wait(a) => &a.server,
             Command::Send(a) => &a.server,
+            Command::Ask(a) => &a.send.server,
             Command::Queue(QueueArgs {
                 cmd: QueueCmd::Add(a),
             }) => &a.server,
@@ -677,6 +696,7 @@ impl Command {
             Command::Detect(a) => a.json,
             Command::Wait(a) => a.json,
             Command::Send(a) => a.json,
+            Command::Ask(a) => a.send.json,
             Command::Plan(a) => a.json,
             Command::Profiles(a) => a.json,
             Command::Queue(QueueArgs {

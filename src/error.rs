@@ -36,6 +36,14 @@ pub mod code {
     pub const FANOUT_PARTIAL: i32 = 35;
     pub const FANOUT_NONE: i32 = 36;
     pub const RECEIPT_MANGLED: i32 = 37;
+    /// `ask`: the turn stopped on an approval dialog (its text is in the answer;
+    /// nothing was typed into it).
+    pub const ASK_APPROVAL: i32 = 38;
+    /// `ask`: the turn ended in an API error (its text is in the answer).
+    pub const ASK_API_ERROR: i32 = 39;
+    /// `ask`: the turn ended but the agent's record holds no answer to the
+    /// prompt (an agent whose record keeps no replies; see `--from-screen`).
+    pub const ASK_NO_ANSWER: i32 = 40;
     /// 128 + the signal: stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129)
     /// before anything was typed.
     pub const INTERRUPTED_BASE: i32 = 128;
@@ -300,6 +308,9 @@ pub fn notice(
         code::RECEIPT_MANGLED => {
             format!("sent to {pane} ({named}), but its own record differs from the prompt")
         }
+        code::ASK_APPROVAL => format!("{who} stopped on an approval dialog"),
+        code::ASK_API_ERROR => format!("{who} answered with an API error"),
+        code::ASK_NO_ANSWER => format!("{who} left no answer in its record"),
         _ => return None,
     })
 }

@@ -301,6 +301,27 @@ pub struct SendParams {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+pub struct AskParams {
+    /// The pane: `%3`, `session`, `session:window.pane`.
+    pub target: String,
+    /// The prompt, exactly as it should arrive (sanitised as `promptgate send` does).
+    pub body: String,
+    /// Wait while the agent is busy instead of refusing (up to `timeout_secs`).
+    #[serde(default)]
+    pub wait_busy: bool,
+    /// Wait (typing nothing) until a person closes a dialog, instead of refusing.
+    #[serde(default)]
+    pub wait_dialog: bool,
+    /// How long the gate may wait, in seconds (default 15, at most 3600).
+    pub timeout_secs: Option<f64>,
+    /// How long the turn may take, in seconds (default 1800, at most 3600).
+    pub done_timeout_secs: Option<f64>,
+    /// Where the agent's record holds no reply, read the answer from the screen.
+    #[serde(default)]
+    pub from_screen: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct WaitParams {
     /// The pane: `%3`, `session`, `session:window.pane`.
     pub target: String,
@@ -399,6 +420,7 @@ impl Gatekeeper {
         if read_only {
             tool_router.remove_route("send_prompt");
             tool_router.remove_route("queue_prompt");
+            tool_router.remove_route("ask_agent");
         }
         Gatekeeper {
             server,
@@ -851,6 +873,83 @@ impl Gatekeeper {
     }
 
     #[tool(
+        description = "Ask an agent pane a question and get its answer: deliver the prompt exactly as send_prompt does, wait for the turn it started to end, and return the agent's reply to this prompt read from the agent's own record (answer: text, tool_calls, stop_reason, tokens, cost, times), beside the receipt. A turn that stops on an approval dialog (exit_code 38, answer.dialog says what it asks to run; nothing is typed into it), ends in an API error (39) or leaves no answer in the record (40) is a tool error. Cancellation stops the wait, never the agent: the prompt stays delivered."
+    )]
+    async fn ask_agent(
+        &self,
+        p: Parameters<AskParams>,
+        meta: RequestMetaObject,
+        peer: Peer<RoleServer>,
+        ct: CancellationToken,
+    ) -> CallToolResult {
+        let p = p.0;
+        let body = match Body::sanitise(p.body.as_bytes()) {
+            Ok(b) => b,
+            Err(e) => {
+                return refuse(
+                    &format!("{e}; nothing was typed"),
+                    json!({"receipt": "not-sent", "exit_code": e.exit_code()}),
+                )
+            }
+        };
+        let (timeout, done_timeout) = match (
+            secs(p.timeout_secs, 15.0),
+            secs(p.done_timeout_secs, 1800.0),
+        ) {
+            (Ok(t), Ok(d)) => (t, d),
+            (Err(e), _) | (_, Err(e)) => return refuse(&e, json!({})),
+        };
+        let status = Arc::new(Mutex::new(format!("{}: gating", p.target)));
+        let _progress = Progress::start(peer, &meta, done_timeout, status.clone());
+        let cancel = cancel_flag(&ct);
+        let gk = self.clone();
+        blocking(move || {
+            let (loc, _) = match gk.reach(&p.target) {
+                Ok(v) => v,
+                Err(e) => return refuse(&e, json!({"receipt": "not-sent"})),
+            };
+            let mut opts = SendOpts {
+                force: crate::cli::gate_off_from_env(),
+                ..SendOpts::default()
+            };
+            opts.gate.timeout = timeout;
+            opts.gate.wait_busy = p.wait_busy;
+            opts.gate.wait_dialog = p.wait_dialog;
+            // a cancelled request stops the gate before anything is typed, and
+            // after the submit only the wait
+            let shared = Shared::new(Duration::from_millis(2)).with_cancel(cancel.clone());
+            if let Ok(mut s) = status.lock() {
+                *s = format!("{}: delivering, then waiting for the turn to end", loc.id);
+            }
+            let mut asked = crate::ask::ask_one(
+                &gk.server,
+                &gk.profiles,
+                &opts,
+                &loc.id,
+                &body,
+                &shared,
+                crate::ask::AskOpts {
+                    done_timeout,
+                    from_screen: p.from_screen,
+                    stop_on_signal: false,
+                },
+                Some(&cancel),
+            );
+            if let Some(r) = asked.rec.as_mut() {
+                r.via = Some("mcp".into());
+                crate::log::append(r);
+            }
+            let v = asked.to_json();
+            let line = asked.receipt_line().replace('\t', " ");
+            match asked.code {
+                0 => answer(&line, v),
+                _ => refuse(&line, v),
+            }
+        })
+        .await
+    }
+
+    #[tool(
         description = "Wait until an agent pane is ready for a prompt (through busy), or say why not: the gate alone; nothing is typed. Honours cancellation."
     )]
     async fn wait_ready(
@@ -996,7 +1095,8 @@ impl ServerHandler for Gatekeeper {
             .with_instructions(
                 "promptgate delivers prompts into AI coding agents in tmux panes exactly once. \
                  list_agents first; send_prompt refuses (tool error, nothing typed) when the agent \
-                 is not ready and says what to do; read_screen reads an answer.",
+                 is not ready and says what to do; ask_agent returns the agent's answer from its own \
+                 record; read_screen reads a screen.",
             )
     }
 }

@@ -1,6 +1,7 @@
 //! One small file per command. Shared here: opening a pane, observing it
 //! (read -> identify -> detect), refusals, and output that survives a closed pipe.
 
+mod ask;
 mod capture;
 mod detect;
 mod docs;
@@ -35,6 +36,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Capture(a) => capture::run(&server, &profiles()?, a),
         Command::Wait(a) => wait::run(&server, &profiles()?, a),
         Command::Send(a) => send::run(&server, &profiles()?, a),
+        Command::Ask(a) => ask::run(&server, &profiles()?, a),
         Command::Plan(a) => plan::run(&profiles()?, a),
         Command::Profiles(a) => profiles::run(&profiles()?, cli.profiles.as_deref(), a),
         Command::Queue(a) => crate::queue::run::run(&server, &profiles()?, a),
