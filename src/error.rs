@@ -38,12 +38,12 @@ pub mod code {
     pub const RECEIPT_MANGLED: i32 = 37;
     /// `ask`: the turn stopped on an approval dialog (its text is in the answer;
     /// nothing was typed into it).
-    pub const ASK_APPROVAL: i32 = 38;
+    pub const ASK_APPROVAL: i32 = 41;
     /// `ask`: the turn ended in an API error (its text is in the answer).
-    pub const ASK_API_ERROR: i32 = 39;
+    pub const ASK_API_ERROR: i32 = 42;
     /// `ask`: the turn ended but the agent's record holds no answer to the
     /// prompt (an agent whose record keeps no replies; see `--from-screen`).
-    pub const ASK_NO_ANSWER: i32 = 40;
+    pub const ASK_NO_ANSWER: i32 = 43;
     /// 128 + the signal: stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129)
     /// before anything was typed.
     pub const INTERRUPTED_BASE: i32 = 128;

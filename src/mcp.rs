@@ -873,7 +873,7 @@ impl Gatekeeper {
     }
 
     #[tool(
-        description = "Ask an agent pane a question and get its answer: deliver the prompt exactly as send_prompt does, wait for the turn it started to end, and return the agent's reply to this prompt read from the agent's own record (answer: text, tool_calls, stop_reason, tokens, cost, times), beside the receipt. A turn that stops on an approval dialog (exit_code 38, answer.dialog says what it asks to run; nothing is typed into it), ends in an API error (39) or leaves no answer in the record (40) is a tool error. Cancellation stops the wait, never the agent: the prompt stays delivered."
+        description = "Ask an agent pane a question and get its answer: deliver the prompt exactly as send_prompt does, wait for the turn it started to end, and return the agent's reply to this prompt read from the agent's own record (answer: text, tool_calls, stop_reason, tokens, cost, times), beside the receipt. A turn that stops on an approval dialog (exit_code 41, answer.dialog says what it asks to run; nothing is typed into it), ends in an API error (42) or leaves no answer in the record (43) is a tool error. Cancellation stops the wait, never the agent: the prompt stays delivered."
     )]
     async fn ask_agent(
         &self,

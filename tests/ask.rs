@@ -96,7 +96,7 @@ fn an_approval_stop_gets_its_exit_code_and_the_dialog_and_nothing_is_typed_into_
     let srv = TmuxServer::new(120, 40, &[]);
     let (pane, transcript) = fake(&srv, "claude", "approval", &["--approval-turns", "1"]);
     let o = srv.pg(&["ask", "-t", &pane, "--json", "run something"]);
-    assert_eq!(code(&o), 38, "{}", stderr(&o));
+    assert_eq!(code(&o), 41, "{}", stderr(&o));
     let r = json_out(&o);
     let a = &r["answer"];
     assert!(
@@ -123,7 +123,7 @@ fn an_approval_stop_gets_its_exit_code_and_the_dialog_and_nothing_is_typed_into_
     let srv = TmuxServer::new(120, 40, &[]);
     let (pane, _) = fake(&srv, "codex", "approval", &["--approval-turns", "1"]);
     let o = srv.pg(&["ask", "-t", &pane, "run something"]);
-    assert_eq!(code(&o), 38, "{}", stderr(&o));
+    assert_eq!(code(&o), 41, "{}", stderr(&o));
     assert_eq!(text(&o.stdout), "");
     assert!(stderr(&o).contains("approval dialog"), "{}", stderr(&o));
 }
@@ -134,7 +134,7 @@ fn an_api_error_turn_gets_its_exit_code_and_the_error_text() {
     for like in ["claude", "codex", "gemini"] {
         let (pane, _) = fake(&srv, like, "error", &["--fail-turns", "1"]);
         let o = srv.pg(&["ask", "-t", &pane, "--json", "hello?"]);
-        assert_eq!(code(&o), 39, "{like}: {}", stderr(&o));
+        assert_eq!(code(&o), 42, "{like}: {}", stderr(&o));
         let a = &json_out(&o)["answer"];
         assert!(
             a["error"]
@@ -177,7 +177,7 @@ fn no_reply_in_the_record_is_nothing_unless_from_screen() {
     let srv = TmuxServer::new(120, 40, &[]);
     let (pane, _) = fake(&srv, "opencode", "none", &[]);
     let o = srv.pg(&["ask", "-t", &pane, "--json", "anyone?"]);
-    assert_eq!(code(&o), 40, "{}", stderr(&o));
+    assert_eq!(code(&o), 43, "{}", stderr(&o));
     let a = &json_out(&o)["answer"];
     assert_eq!(a["source"], "none", "{a}");
     assert_eq!(a["text"], "", "{a}");

@@ -87,7 +87,7 @@ async fn an_error_turn_is_a_tool_error_with_its_code() {
         .unwrap();
     assert_eq!(r.is_error, Some(true), "{r:?}");
     let v = structured(&r);
-    assert_eq!(v["exit_code"], 39, "{v}");
+    assert_eq!(v["exit_code"], 42, "{v}");
     assert!(
         v["answer"]["error"]
             .as_str()
