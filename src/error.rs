@@ -36,6 +36,9 @@ pub mod code {
     pub const FANOUT_PARTIAL: i32 = 35;
     pub const FANOUT_NONE: i32 = 36;
     pub const RECEIPT_MANGLED: i32 = 37;
+    /// The screen showed the prompt taken, but the agent's own record (known to
+    /// be this agent process's) got no entry for it within its wait.
+    pub const RECEIPT_UNPROVEN: i32 = 38;
     /// 128 + the signal: stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129)
     /// before anything was typed.
     pub const INTERRUPTED_BASE: i32 = 128;
@@ -199,6 +202,7 @@ pub fn receipt_code(r: &Receipt) -> i32 {
         Receipt::Refused => code::RECEIPT_REFUSED,
         Receipt::Unknown => code::RECEIPT_UNKNOWN,
         Receipt::Mangled => code::RECEIPT_MANGLED,
+        Receipt::Unproven => code::RECEIPT_UNPROVEN,
     }
 }
 
@@ -299,6 +303,9 @@ pub fn notice(
         code::RECEIPT_UNKNOWN => format!("sent to {pane} ({named}), no receipt seen"),
         code::RECEIPT_MANGLED => {
             format!("sent to {pane} ({named}), but its own record differs from the prompt")
+        }
+        code::RECEIPT_UNPROVEN => {
+            format!("sent to {pane} ({named}), but its own record shows no entry for it")
         }
         _ => return None,
     })
