@@ -805,7 +805,7 @@ fn entry_text(def: &RecordDef, v: &serde_json::Value) -> Option<String> {
         Some(pd) => put_back_parts(pd, v, text),
         None => text,
     };
-    Some(match def.unwrap.as_deref().map(regex::Regex::new) {
+    Some(match def.unwrap.as_deref().map(regex_of) {
         Some(Ok(re)) => re.replace_all(&text, "$text").into_owned(),
         _ => text,
     })
@@ -819,7 +819,7 @@ fn put_back_files(
     record: &Path,
     text: String,
 ) -> String {
-    let Some(Ok(re)) = def.file_ref.as_deref().map(regex::Regex::new) else {
+    let Some(Ok(re)) = def.file_ref.as_deref().map(regex_of) else {
         return text;
     };
     let Some(dir) = record.parent() else {
@@ -885,11 +885,26 @@ fn prefixed_entries(lines: &[String], def: &RecordDef) -> Vec<String> {
     }
     out.extend(cur);
     out.into_iter()
-        .map(|t| match def.unwrap.as_deref().map(regex::Regex::new) {
+        .map(|t| match def.unwrap.as_deref().map(regex_of) {
             Some(Ok(re)) => re.replace_all(&t, "$text").into_owned(),
             _ => t,
         })
         .collect()
+}
+
+/// A profile's regex, compiled once per process (a record may hold thousands of entries).
+fn regex_of(src: &str) -> std::result::Result<regex::Regex, regex::Error> {
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<BTreeMap<String, regex::Regex>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(re) = cache.lock().ok().and_then(|c| c.get(src).cloned()) {
+        return Ok(re);
+    }
+    let re = regex::Regex::new(src)?;
+    if let Ok(mut c) = cache.lock() {
+        c.insert(src.to_string(), re.clone());
+    }
+    Ok(re)
 }
 
 fn field<'a>(v: &'a serde_json::Value, dotted: &str) -> Option<&'a serde_json::Value> {
@@ -1649,5 +1664,123 @@ mod tests {
         assert!(!m("/h/p/*.jsonl", "/h/p/x.json"));
         assert!(m("/h/p/*.jsonl", "/h/p/.jsonl"));
         assert!(!m("/h/p/a*a", "/h/p/a"));
+    }
+    mod fuzz {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Every built-in profile's record definition.
+        fn defs() -> Vec<RecordDef> {
+            // (compiled once: profile regexes are slow in debug builds)
+            static DEFS: std::sync::OnceLock<Vec<RecordDef>> = std::sync::OnceLock::new();
+            DEFS.get_or_init(|| {
+                let p = crate::profile::Profiles::builtin();
+                p.names()
+                    .iter()
+                    .filter_map(|n| p.get(n).ok()?.def.record.clone())
+                    .collect()
+            })
+            .clone()
+        }
+
+        /// Read `data`, appended after the mark, with each profile's reader,
+        /// and judge it against `body`: no panic, whatever the bytes.
+        fn read_all_ways(data: &[u8], body: &str) {
+            let dir = tempfile::tempdir().unwrap();
+            for (i, d) in defs().into_iter().enumerate() {
+                let f = dir.path().join(format!("r{i}"));
+                std::fs::write(&f, b"").unwrap();
+                let m = mark_now(d.clone(), &f);
+                std::fs::write(&f, data).unwrap();
+                let p = m.look(body);
+                assert!(
+                    [
+                        "exact",
+                        "exact-but-whitespace",
+                        "mangled",
+                        "not-yet",
+                        "absent",
+                        "unreadable"
+                    ]
+                    .contains(&p.matched),
+                    "{p:?}"
+                );
+                if let Ok(texts) = m.appended(&f, 0) {
+                    let _ = judge(&d, body, &texts, true);
+                }
+            }
+        }
+
+        /// A line the way an agent writes one, cut anywhere, with bytes flipped.
+        fn jsonish() -> impl Strategy<Value = Vec<u8>> {
+            (
+                ".{0,200}",
+                0usize..400,
+                prop::collection::vec((0usize..400, any::<u8>()), 0..4),
+            )
+                .prop_map(|(text, cut, flips)| {
+                    let v = serde_json::json!({"type": "user", "message": {"content": [{"type": "text", "text": text}]},
+                        "input": text, "parts": [{"text": text, "source": {"text": {"value": "[Pasted ~2 lines]"}}}],
+                        "payload": {"type": "item_completed", "item": {"type": "UserMessage", "content": text}},
+                        "data": {"content": format!("<pasted_content file=\"/etc/passwd\" />{text}")}});
+                    let mut b = v.to_string().into_bytes();
+                    b.truncate(cut.min(b.len()));
+                    for (at, byte) in flips {
+                        if !b.is_empty() {
+                            let n = b.len();
+                            b[at % n] = byte;
+                        }
+                    }
+                    b.push(b'\n');
+                    b
+                })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+            #[test]
+            fn random_bytes_never_panic(data in prop::collection::vec(any::<u8>(), 0..4096), body in ".{0,64}") {
+                read_all_ways(&data, &body);
+            }
+
+            #[test]
+            fn truncated_and_flipped_json_lines_never_panic(lines in prop::collection::vec(jsonish(), 0..20), body in ".{0,64}") {
+                read_all_ways(&lines.concat(), &body);
+            }
+
+            #[test]
+            fn judging_any_text_never_panics(body in "(?s).{0,300}", entries in prop::collection::vec("(?s).{0,300}", 0..5)) {
+                for d in defs() {
+                    let p = judge(&d, &body, &entries, true);
+                    if entries.contains(&body) {
+                        prop_assert_eq!(p.matched, "exact");
+                    }
+                    if p.matched == "exact" {
+                        prop_assert!(entries.contains(&body));
+                    }
+                }
+            }
+        }
+
+        /// Lines of megabytes, invalid UTF-8 and a last line without its end.
+        #[test]
+        fn huge_lines_and_invalid_utf8_are_read_in_bounds() {
+            let mut data = Vec::new();
+            data.extend(
+                format!(
+                    "{{\"type\":\"user\",\"text\":\"{}\"}}\n",
+                    "x".repeat(4 << 20)
+                )
+                .into_bytes(),
+            );
+            data.extend(b"\xff\xfe{\"type\":\"user\"\n");
+            data.extend(vec![b'['; 100_000]);
+            data.push(b'\n');
+            data.extend(b"{\"type\":\"user\",\"text\":\"half");
+            read_all_ways(&data, "x");
+            // 4 MiB of one line with no newline at all
+            read_all_ways(&vec![b'a'; 4 << 20], "a");
+        }
     }
 }
