@@ -457,9 +457,16 @@ impl Mark {
     pub fn prove(&self, body: &str) -> Proof {
         let start = Instant::now();
         let deadline = start + self.wait;
+        // A record known to be this agent's that has no entry for this send by
+        // the deadline makes the receipt `unproven`: before saying so, give a
+        // slow agent (a loaded machine; Claude Code writes its transcript
+        // behind the screen) at least 3 s in all.
+        let grace = start + self.wait.max(Duration::from_secs(3));
         loop {
-            let done = Instant::now() >= deadline;
+            let now = Instant::now();
             let mut p = self.look(body);
+            let late = matches!(p.matched, "absent" | "not-yet") && p.owner_proven();
+            let done = now >= deadline && (!late || now >= grace);
             // an entry that is not (yet) the body may be half written (a plain
             // text record has no end mark): look again until the deadline
             if is_exact(p.matched) || done {

@@ -326,3 +326,48 @@ fn consumed_on_screen_with_no_entry_in_its_own_record_is_unproven() {
         "{r}"
     );
 }
+
+/// `--stable 60` and a permission dialog that opens right after the paste:
+/// the send may type before the dialog and its Enter then answers the dialog.
+/// Whatever the timing, a send that exits 0 is one the agent took and
+/// recorded; one the agent did not take is refused before typing, or ends
+/// `unproven` (38) or another non-zero receipt, never a silent 0.
+#[test]
+fn a_dialog_right_after_the_paste_is_never_a_silent_exit_0() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    for round in 0..2 {
+        let home = srv.dir.path().join(format!("home-late-{round}"));
+        let (pane, transcript) = srv.fake_in(
+            &home,
+            "claude",
+            &[
+                "--records",
+                "--busy-ms",
+                "200",
+                "--fault-late-dialog",
+                "permission",
+            ],
+        );
+        let body = format!("round {round}: a prompt racing a permission dialog");
+        let o = srv.pg(&["send", "-t", &pane, "--stable", "60", "--json", &body]);
+        let r = receipt(&o);
+        let got = prompts(&transcript);
+        if code(&o) == 0 {
+            assert_eq!(
+                got,
+                vec![body.clone()],
+                "exit 0 but the agent took {got:?}: {r}"
+            );
+            assert!(
+                r["proof"]["match"] == "exact" || r["proof"]["source"] == "hook",
+                "{r}"
+            );
+        }
+        eprintln!(
+            "round {round}: exit {} receipt {} proof {}",
+            code(&o),
+            r["receipt"],
+            r["proof"]
+        );
+    }
+}

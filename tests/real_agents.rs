@@ -1915,57 +1915,116 @@ fn two_sessions_in_one_project(name: &'static str, owner: &str) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut a = Agent::start(name, "ready", 120, 40, "");
     a.wait_state("ready", 90.0);
-    // the second session: the same launcher (HOME, directory) in a second window
+    // the second session: the same launcher (HOME, directory) on a second
+    // private tmux server (a second window or session on the first server made
+    // tmux 3.3a exit at once, with promptgate's control client attached)
     let launch = a.run.join("launch.sh").display().to_string();
-    let o = a.tmux(&[
-        "new-window", "-d", "-P", "-F", "#{pane_id}", "/bin/sh", &launch,
-    ]);
-    let b = text(&o.stdout).trim().to_string();
-    assert!(b.starts_with('%'), "second window: {}", text(&o.stderr));
-    let ready = |pane: &str| {
+    let sock2 = format!("{}-second", a.socket.rsplit('/').next().unwrap_or("pg"));
+    let o = common::tmux_on(
+        &sock2,
+        &[
+            "-f",
+            "/dev/null",
+            "set-option",
+            "-g",
+            "default-terminal",
+            "tmux-256color",
+            ";",
+            "set-option",
+            "-sg",
+            "escape-time",
+            "500",
+            ";",
+            "new-session",
+            "-d",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "-P",
+            "-F",
+            "#{pane_id} #{pid}",
+            "/bin/sh",
+            &launch,
+        ],
+    );
+    let out = text(&o.stdout);
+    let mut w = out.split_whitespace();
+    let (b, server_pid) = (
+        w.next().unwrap_or("").to_string(),
+        w.next().unwrap_or("").to_string(),
+    );
+    assert!(b.starts_with('%'), "second server: {}", text(&o.stderr));
+    struct KillServer(String);
+    impl Drop for KillServer {
+        fn drop(&mut self) {
+            if let Ok(pid) = self.0.parse::<i32>() {
+                let _ = Command::new("kill").arg(pid.to_string()).status();
+            }
+        }
+    }
+    let _server = KillServer(server_pid);
+    let targets = [
+        (a.socket.clone(), a.pane.clone()),
+        (sock2.clone(), b.clone()),
+    ];
+    let pg = |sock: &str, args: &[&str]| {
+        let mut c = common::pg_on(sock, a.tmp.path(), args);
+        c.stdin(Stdio::null());
+        c
+    };
+    let ready = |sock: &str, pane: &str| {
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(90) {
-            let v = json_out(&a.pg(&["state", "-t", pane, "--json"]));
+            let v = json_out(&pg(sock, &["state", "-t", pane, "--json"]).output().unwrap());
             if v["state"] == "ready" {
                 return;
             }
             std::thread::sleep(Duration::from_millis(200));
         }
-        panic!("{name} {pane}: not ready in 90 s");
+        panic!("{name} {sock} {pane}: not ready in 90 s");
     };
-    ready(&b);
     for round in 0..3 {
-        let panes = [a.pane.clone(), b.clone()];
-        for p in &panes {
-            ready(p);
+        for (sock, p) in &targets {
+            ready(sock, p);
         }
-        let outs: Vec<(String, String, Output)> = panes
+        let outs: Vec<(String, String, Output)> = targets
             .iter()
-            .map(|p| {
-                let body = format!("round {round}: the prompt for session {p} alone");
-                let mut c = a.pg_cmd(&["send", "-t", p, "--json", &body]);
-                (p.clone(), body, std::thread::spawn(move || c.output().unwrap()))
+            .map(|(sock, p)| {
+                let body = format!("round {round}: the prompt for session {sock} alone");
+                let mut c = pg(sock, &["send", "-t", p, "--json", &body]);
+                (
+                    sock.clone(),
+                    body,
+                    std::thread::spawn(move || c.output().unwrap()),
+                )
             })
             .collect::<Vec<_>>()
             .into_iter()
-            .map(|(p, body, t)| (p, body, t.join().unwrap()))
+            .map(|(sock, body, t)| (sock, body, t.join().unwrap()))
             .collect();
         let mut paths = Vec::new();
-        for (p, body, o) in &outs {
+        for (sock, body, o) in &outs {
             let r = json_out(o);
             assert_eq!(
                 (code(o), r["receipt"].as_str(), proof_match(&r)),
                 (0, Some("consumed"), Some("exact")),
-                "{name} round {round} {p} ({body}): {}\n{r}",
+                "{name} round {round} {sock} ({body}): {}\n{r}",
                 text(&o.stderr)
             );
-            assert_eq!(r["proof"]["owner"], owner, "{name} round {round} {p}: {r}");
+            assert_eq!(
+                r["proof"]["owner"], owner,
+                "{name} round {round} {sock}: {r}"
+            );
             paths.push(r["proof"]["path"].as_str().unwrap_or("").to_string());
         }
-        assert_ne!(paths[0], paths[1], "{name} round {round}: one file for both sessions");
+        assert_ne!(
+            paths[0], paths[1],
+            "{name} round {round}: one file for both sessions"
+        );
         // the offline turns end in an API error; let both settle
-        for p in &panes {
-            ready(p);
+        for (sock, p) in &targets {
+            ready(sock, p);
         }
     }
 }
