@@ -1973,16 +1973,27 @@ fn two_sessions_in_one_project(name: &'static str, owner: &str) {
         c.stdin(Stdio::null());
         c
     };
+    // ready, ending an offline turn that keeps it busy (codex retries) with Escape
     let ready = |sock: &str, pane: &str| {
         let start = Instant::now();
+        let mut busy_since: Option<Instant> = None;
+        let mut last = Value::Null;
         while start.elapsed() < Duration::from_secs(90) {
-            let v = json_out(&pg(sock, &["state", "-t", pane, "--json"]).output().unwrap());
-            if v["state"] == "ready" {
+            last = json_out(&pg(sock, &["state", "-t", pane, "--json"]).output().unwrap());
+            if last["state"] == "ready" {
                 return;
+            }
+            if last["state"] == "busy" {
+                let since = *busy_since.get_or_insert_with(Instant::now);
+                if since.elapsed() > Duration::from_secs(3) {
+                    common::tmux_on(sock, &["send-keys", "-t", pane, "Escape"]);
+                    busy_since = None;
+                }
             }
             std::thread::sleep(Duration::from_millis(200));
         }
-        panic!("{name} {sock} {pane}: not ready in 90 s");
+        let screen = text(&common::tmux_on(sock, &["capture-pane", "-p", "-t", pane]).stdout);
+        panic!("{name} {sock} {pane}: not ready in 90 s: {last}\n{screen}");
     };
     for round in 0..3 {
         for (sock, p) in &targets {
@@ -2033,5 +2044,12 @@ fn two_sessions_in_one_project(name: &'static str, owner: &str) {
 fn claude_two_sessions_in_one_project_prove_their_own() {
     if enabled("claude_two_sessions_in_one_project_prove_their_own") {
         two_sessions_in_one_project("claude", "registry");
+    }
+}
+
+#[test]
+fn codex_two_sessions_sharing_codex_home_prove_their_own() {
+    if enabled("codex_two_sessions_sharing_codex_home_prove_their_own") {
+        two_sessions_in_one_project("codex", "open-file");
     }
 }
