@@ -1943,27 +1943,32 @@ fn two_sessions_in_one_project(name: &'static str, owner: &str) {
             "40",
             "-P",
             "-F",
-            "#{pane_id} #{pid}",
+            "#{pane_id} #{pid} #{socket_path}",
             "/bin/sh",
             &launch,
         ],
     );
     let out = text(&o.stdout);
     let mut w = out.split_whitespace();
-    let (b, server_pid) = (
+    let (b, server_pid, socket_path) = (
+        w.next().unwrap_or("").to_string(),
         w.next().unwrap_or("").to_string(),
         w.next().unwrap_or("").to_string(),
     );
     assert!(b.starts_with('%'), "second server: {}", text(&o.stderr));
-    struct KillServer(String);
+    /// The second server: killed by its PID, its socket file removed.
+    struct KillServer(String, String);
     impl Drop for KillServer {
         fn drop(&mut self) {
             if let Ok(pid) = self.0.parse::<i32>() {
                 let _ = Command::new("kill").arg(pid.to_string()).status();
             }
+            if !self.1.is_empty() {
+                let _ = std::fs::remove_file(&self.1);
+            }
         }
     }
-    let _server = KillServer(server_pid);
+    let _server = KillServer(server_pid, socket_path);
     let targets = [
         (a.socket.clone(), a.pane.clone()),
         (sock2.clone(), b.clone()),
