@@ -610,8 +610,11 @@ impl Delivery<'_> {
 }
 
 /// Read the agent's own record after the submit: a `consumed` (or `unknown`)
-/// receipt whose record holds other text than the body is `mangled`; an
-/// `unknown` one whose record holds the body is `consumed`.
+/// receipt whose record holds this send's entry with other text is `mangled`;
+/// an `unknown` one whose record holds the body is `consumed`; a `consumed`
+/// one whose own record (known to be this agent's) stays without this send's
+/// entry past its wait is `unproven` (the screen looked taken; the agent
+/// recorded nothing).
 fn prove(
     mark: &std::result::Result<crate::record::Mark, String>,
     hooks: &crate::record::HookMark,
@@ -628,7 +631,7 @@ fn prove(
         Err(why) => crate::record::Proof::screen(&body, why),
     };
     // a hook's prompt event (`promptgate hooks install`) proves what no record did
-    if proof.matched != "exact" && proof.matched != "differs" {
+    if !crate::record::is_exact(proof.matched) && proof.matched != "mangled" {
         if let Some(h) = hooks.prove(profile.def.record.as_ref(), &body) {
             proof = h;
         }
@@ -640,13 +643,17 @@ fn prove(
         text: proof.path.clone().unwrap_or_default(),
     };
     match proof.matched {
-        "differs" => {
+        "mangled" => {
             j.receipt = Receipt::Mangled;
-            j.evidence = rule("record.differs");
+            j.evidence = rule("record.mangled");
         }
-        "exact" if j.receipt == Receipt::Unknown => {
+        m if crate::record::is_exact(m) && j.receipt == Receipt::Unknown => {
             j.receipt = Receipt::Consumed;
             j.evidence = rule("record.exact");
+        }
+        "absent" | "not-yet" if j.receipt == Receipt::Consumed && proof.owner_proven() => {
+            j.receipt = Receipt::Unproven;
+            j.evidence = rule(&format!("record.{}", proof.matched));
         }
         _ => {}
     }

@@ -36,6 +36,9 @@ pub mod code {
     pub const FANOUT_PARTIAL: i32 = 35;
     pub const FANOUT_NONE: i32 = 36;
     pub const RECEIPT_MANGLED: i32 = 37;
+    /// The screen showed the prompt taken, but the agent's own record (known to
+    /// be this agent process's) got no entry for it within its wait.
+    pub const RECEIPT_UNPROVEN: i32 = 38;
     /// `ask`: the turn stopped on an approval dialog (its text is in the answer;
     /// nothing was typed into it).
     pub const ASK_APPROVAL: i32 = 41;
@@ -207,6 +210,7 @@ pub fn receipt_code(r: &Receipt) -> i32 {
         Receipt::Refused => code::RECEIPT_REFUSED,
         Receipt::Unknown => code::RECEIPT_UNKNOWN,
         Receipt::Mangled => code::RECEIPT_MANGLED,
+        Receipt::Unproven => code::RECEIPT_UNPROVEN,
     }
 }
 
@@ -307,6 +311,9 @@ pub fn notice(
         code::RECEIPT_UNKNOWN => format!("sent to {pane} ({named}), no receipt seen"),
         code::RECEIPT_MANGLED => {
             format!("sent to {pane} ({named}), but its own record differs from the prompt")
+        }
+        code::RECEIPT_UNPROVEN => {
+            format!("sent to {pane} ({named}), but its own record shows no entry for it")
         }
         code::ASK_APPROVAL => format!("{who} stopped on an approval dialog"),
         code::ASK_API_ERROR => format!("{who} answered with an API error"),

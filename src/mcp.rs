@@ -748,7 +748,7 @@ impl Gatekeeper {
     }
 
     #[tool(
-        description = "Deliver a prompt into an agent pane exactly once: wait until it is really ready, paste the body, press Enter as its own keystroke, and prove the agent took it. Returns the receipt (consumed, queued, stranded, refused, unknown, mangled) with its evidence and the proof from the agent's own record. A refusal (dialog, busy, draft, not an agent) is a tool error that says why and what to do; nothing is typed then."
+        description = "Deliver a prompt into an agent pane exactly once: wait until it is really ready, paste the body, press Enter as its own keystroke, and prove the agent took it. Returns the receipt (consumed, queued, stranded, refused, unknown, mangled, unproven) with its evidence and the proof from the agent's own record. A refusal (dialog, busy, draft, not an agent) is a tool error that says why and what to do; nothing is typed then."
     )]
     async fn send_prompt(
         &self,

@@ -21,6 +21,9 @@ pub enum Receipt {
     Unknown,
     /// The agent's own record holds something other than the body (`proof`).
     Mangled,
+    /// The screen showed the prompt taken, but the agent's own record (known to
+    /// be this agent's) got no entry for it within its wait (`proof`).
+    Unproven,
 }
 
 impl std::fmt::Display for Receipt {
@@ -32,6 +35,7 @@ impl std::fmt::Display for Receipt {
             Receipt::Refused => "refused",
             Receipt::Unknown => "unknown",
             Receipt::Mangled => "mangled",
+            Receipt::Unproven => "unproven",
         })
     }
 }

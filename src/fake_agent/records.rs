@@ -3,7 +3,8 @@
 //! reads a fake exactly as it reads the real agent):
 //! claude `~/.claude/projects/<cwd, non-alphanumerics as ->/<session>.jsonl`,
 //! codex `$CODEX_HOME/history.jsonl` (default `~/.codex`) and its session
-//! rollout `$CODEX_HOME/sessions/Y/M/D/rollout-*.jsonl`, gemini
+//! rollout `$CODEX_HOME/sessions/Y/M/D/rollout-*.jsonl` (held open, as codex
+//! holds it), gemini
 //! `~/.gemini/tmp/<cwd name>/logs.json`, opencode
 //! `~/.local/state/opencode/prompt-history.jsonl`.
 
@@ -139,13 +140,26 @@ pub fn append(like: Like, text: &str) -> std::io::Result<()> {
             let rollout = dir
                 .join("sessions/2026/12/02")
                 .join(format!("rollout-2026-12-02T00-00-00-{session}.jsonl"));
-            append_line(
-                &rollout,
-                &json!({"timestamp": now, "type": "event_msg", "payload": {
-                    "type": "item_completed", "thread_id": session,
-                    "item": {"type": "UserMessage", "content": [{"type": "text", "text": text, "text_elements": []}]}
-                }}),
-            )
+            let line = json!({"timestamp": now, "type": "event_msg", "payload": {
+                "type": "item_completed", "thread_id": session,
+                "item": {"type": "UserMessage", "content": [{"type": "text", "text": text, "text_elements": []}]}
+            }});
+            // held open from the first prompt on, as codex holds its rollout
+            static ROLLOUT: std::sync::Mutex<Option<std::fs::File>> = std::sync::Mutex::new(None);
+            let mut held = ROLLOUT.lock().unwrap_or_else(|e| e.into_inner());
+            if held.is_none() {
+                if let Some(d) = rollout.parent() {
+                    std::fs::create_dir_all(d)?;
+                }
+                *held = Some(
+                    std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(&rollout)?,
+                );
+            }
+            let f = held.as_mut().expect("opened above");
+            f.write_all(format!("{line}\n").as_bytes())
         }
         Like::Gemini => {
             let name = cwd
