@@ -13,6 +13,23 @@ PG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 pg_load_options ""
 pg_find_bin
 
+# First load of a fresh clone (TPM installs the plugin without building it):
+# with cargo at hand, build in the background and say so; install.sh reloads
+# this file when it is done, and the keys work from then on. Once per clone
+# at a time (a directory as the lock); the build's output goes to a log.
+pg_cargo() {
+	command -v cargo >/dev/null 2>&1 || [ -x "${CARGO_HOME:-$HOME/.cargo}/bin/cargo" ]
+}
+if [ -z "$PG_BIN" ] && [ -z "${PG_bin:-}" ] && [ "$PG_build_on_load" = on ] &&
+	[ -f "$PG_DIR/scripts/install.sh" ] && [ ! -e "$PG_DIR/target/release/promptgate" ] &&
+	pg_cargo && mkdir -p "$PG_DIR/target" 2>/dev/null &&
+	mkdir "$PG_DIR/target/promptgate-building" 2>/dev/null; then
+	log="$PG_DIR/target/promptgate-install.log"
+	PG_PROBLEM="promptgate: building the binary (first load, a few minutes); log: $log"
+	tmux run-shell -b "$(pg_literal "bash $(pg_sh_quote "$PG_DIR/scripts/install.sh") >$(pg_sh_quote "$log") 2>&1; rmdir $(pg_sh_quote "$PG_DIR/target/promptgate-building")")"
+	tmux display-message -d 15000 "$(pg_message_literal "$PG_PROBLEM")" 2>/dev/null
+fi
+
 # Our bindings in `list-keys` output, as "TABLE KEY" (KEY quoted as tmux
 # prints it): a key whose command is one this file binds. The whole list is
 # read: tmux 3.7 shows `list-keys -T prefix A` (one key asked for by name) as a
@@ -44,6 +61,11 @@ if [ ${#old[@]} -gt 1 ] && unbind=$(mktemp "${TMPDIR:-/tmp}/promptgate-unbind.XX
 fi
 before=$(tmux list-keys 2>/dev/null | pg_our_bindings | sort)
 
+# A key in the root table is pressed without the prefix: a bare one (`B`, `T`,
+# `Enter`, `F5`) would be eaten from everything typed in every pane. There a
+# key must carry C- or M- (or ^); a bare one is not bound and said
+# (pg_has_modifier, plugin/lib.sh).
+refused=""
 for i in "${!PG_ACTIONS[@]}"; do
 	name=${PG_ACTIONS[i]%%|*}
 	note=${PG_ACTIONS[i]#*|}
@@ -57,8 +79,15 @@ for i in "${!PG_ACTIONS[@]}"; do
 	key_var="PG_${name}_key"
 	key=${!key_var}
 	[ "$key" != none ] || continue
+	if [ "$PG_key_table" = root ] && ! pg_has_modifier "$key"; then
+		refused+="${refused:+, }@promptgate-$name-key $key"
+		continue
+	fi
 	tmux bind-key -N "$note" -T "$PG_key_table" -- "$key" "${cmd[@]}"
 done
+if [ -n "$refused" ]; then
+	tmux display-message -d 15000 "$(pg_message_literal "promptgate: not bound in the root table, where a key needs C- or M- (it would eat typing): $refused. Set each to a key like M-a, or to none")" 2>/dev/null
+fi
 # Note what this load bound, as list-keys prints it: the bindings of ours that
 # were not there before.
 bound=$(comm -13 <(printf '%s\n' "$before") <(tmux list-keys 2>/dev/null | pg_our_bindings | sort) | tr '\n' ' ')

@@ -111,7 +111,9 @@ pg_plugin_version() {
 	sed -n 's/^version *= *"\([^"]*\)".*/\1/p' "$PG_DIR/Cargo.toml" | head -n 1
 }
 
-# Find the binary: @promptgate-bin, then $PATH, then <plugin>/target/release.
+# Find the binary: @promptgate-bin, then $PATH, then <plugin>/target/release,
+# then ~/.cargo/bin and ~/.local/bin (where the installs put it; tmux's PATH
+# may lack them).
 # Sets PG_BIN, or PG_PROBLEM (a message: what is wrong, then what to do, the
 # fix first so that an 80-column status line shows it) and returns 1.
 pg_find_bin() {
@@ -138,6 +140,14 @@ pg_find_bin() {
 	elif [ -x "$PG_DIR/target/release/promptgate" ]; then
 		PG_BIN="$PG_DIR/target/release/promptgate"
 		where=""
+	elif [ -x "${CARGO_HOME:-$HOME/.cargo}/bin/promptgate" ]; then
+		# `cargo install --path .` put it there; tmux's PATH may lack the directory
+		PG_BIN="${CARGO_HOME:-$HOME/.cargo}/bin/promptgate"
+		where="\$PATH"
+	elif [ -x "$HOME/.local/bin/promptgate" ]; then
+		# scripts/install.sh --link put it there
+		PG_BIN="$HOME/.local/bin/promptgate"
+		where="\$PATH"
 	else
 		PG_PROBLEM="promptgate: not built. $build"
 		return 1
@@ -156,11 +166,23 @@ pg_find_bin() {
 	return 0
 }
 
+# Does key $1 carry C- or M- (or ^, tmux's C-)? In the root table only such
+# a key is bound: a bare one would be eaten from what is typed in every pane.
+pg_has_modifier() {
+	case $1 in
+	[CcMm]-?* | [Ss]-[CcMm]-?* | ^?*) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+
 # How a user presses an action's key ("prefix T"), or "" when it is not bound.
 pg_key_name() {
 	local var="PG_${1}_key" key
 	key=${!var:-none}
 	[ "$key" != none ] || return 0
+	if [ "${PG_key_table:-prefix}" = root ] && ! pg_has_modifier "$key"; then
+		return 0
+	fi
 	if [ "${PG_key_table:-prefix}" = prefix ]; then
 		printf 'prefix %s' "$key"
 	elif [ "${PG_key_table}" = root ]; then
@@ -178,6 +200,17 @@ pg_msg() {
 		tmux display-message -d "${PG_display_ms:-4000}" -- "$text" 2>/dev/null
 	fi
 	return 0
+}
+
+# Show the result of a send or broadcast ($1 client, $2 message) and hold the
+# watcher's done notices back until it has had its display time: the watcher
+# reads @promptgate-result-until (epoch ms) and shows them after.
+pg_result() {
+	local ms
+	ms=$(date +%s%3N 2>/dev/null)
+	case $ms in *N | "") ms=$(($(date +%s) * 1000)) ;; esac
+	tmux set-option -gq @promptgate-result-until "$((ms + ${PG_display_ms:-4000}))" 2>/dev/null
+	pg_msg "$1" "$2"
 }
 
 # The target of a key pressed in pane $1: the picked target (@promptgate-target),
@@ -336,5 +369,5 @@ pg_deliver() {
 	if [ "$PG_TYPED" = yes ] && [ -n "$drop" ]; then
 		tmux delete-buffer -b "$drop" 2>/dev/null
 	fi
-	pg_msg "$client" "$msg"
+	pg_result "$client" "$msg"
 }

@@ -14,6 +14,7 @@ PG_OPTIONS=(
 	"pick-key=T"          # choose the target from a menu of agent panes
 	"broadcast-key=Q"     # one composed prompt to every ready agent pane of the session
 	"install-key=M-i"     # build the binary (scripts/install.sh) in a popup
+	"build-on-load=on"    # no binary on load (a fresh TPM clone): build it in the background
 	"editor="             # empty: $EDITOR, then vi
 	"popup-width=80%"
 	"popup-height=60%"
@@ -29,7 +30,7 @@ PG_OPTIONS=(
 # command alias promptgate-NAME.
 PG_ACTIONS=(
 	"send|promptgate: type a one-line prompt for the agent"
-	"compose|promptgate: write a prompt in \$EDITOR and send it"
+	"compose|promptgate: write a prompt in your editor and send it"
 	"paste|promptgate: send the top paste buffer to the agent"
 	"pick|promptgate: choose the target agent pane"
 	"broadcast|promptgate: send one prompt to every ready agent of the session"
@@ -47,3 +48,4 @@ PG_HOOK_INDEX=7750
 #   @promptgate-helper      (global) plugin/promptgate.sh, quoted for sh (the send prompt's template runs it)
 #   @promptgate-status      (session) the status segment, kept by the watcher
 #   @promptgate-status-all  (global) the same for every session
+#   @promptgate-result-until (global) epoch ms until which a key's result holds the status line (the watcher holds done notices until then)

@@ -263,7 +263,7 @@ pg_action_broadcast() { # ORIGIN CLIENT
 	fi
 	dir=$(pg_tmpdir) || return 0
 	: >"$dir/prompt.md"
-	if ! pg_edit_popup "$client" "$origin" "$dir/prompt.md" " promptgate → $n ready agent panes "; then
+	if ! pg_edit_popup "$client" "$origin" "$dir/prompt.md" " promptgate → $n ready agent pane$([ "$n" -eq 1 ] || printf s) "; then
 		pg_msg "$client" "promptgate: $PG_EDIT_WHY"
 		rm -rf "$dir"
 		return 0
@@ -293,7 +293,7 @@ pg_action_broadcast() { # ORIGIN CLIENT
 	[ -z "$consumed" ] || line+=" consumed$consumed;"
 	[ -z "$other" ] || line+=" not consumed$other;"
 	[ -z "$skipped" ] || line+=" skipped$skipped;"
-	pg_msg "$client" "${line%;}"
+	pg_result "$client" "${line%;}"
 }
 
 pg_action_install() { # ORIGIN CLIENT

@@ -137,6 +137,10 @@
 #   copilot COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:9/v1 COPILOT_MODEL=gpt-4o (its
 #           bring-your-own-model mode: no GitHub login); without a model it exits at once
 #   opencode, kilo and copilot retry an offline turn for minutes: Escape ends it (kilo: Escape twice).
+# MODEL_URL=http://127.0.0.1:PORT (from scripts/model.sh start) points the agent at the scripted model instead
+# of a closed port (issue 26, docs/real-turns.md): claude ANTHROPIC_BASE_URL + manual permission mode;
+# codex a [model_providers.mock] (wire_api responses) + approval_policy on-request; gemini
+# GOOGLE_GEMINI_BASE_URL; qwen OPENAI_BASE_URL; copilot COPILOT_PROVIDER_BASE_URL. Other agents: usage error.
 # AGENT_ENV="K=V K2=V2" adds variables or overrides the ones above (no spaces inside values), e.g.
 # AGENT_ENV=CLAUDE_CODE_MAX_RETRIES=10 keeps claude busy (retrying) for minutes; AGENT_ARGS="..." adds arguments.
 #
@@ -564,17 +568,26 @@ seed_claude() {
 	mkdir -p "$home/.claude"
 	case $mode in
 	ready)
-		json '({hasCompletedOnboarding: true, lastOnboardingVersion: a[0], lastReleaseNotesSeen: a[0],
+		# hasSeenAutoDefaultNudge (with the scripted model, manual mode below): 2.1.332 asks once "Make auto
+		# mode your default permission mode?" and stores the answer there
+		json 'Object.assign({hasCompletedOnboarding: true, lastOnboardingVersion: a[0], lastReleaseNotesSeen: a[0],
 			customApiKeyResponses: {approved: [a[1]], rejected: []},
-			projects: {[a[2]]: {hasTrustDialogAccepted: true, projectOnboardingSeenCount: 1}}})' \
-			"$ver" "$last20" "$project" >"$home/.claude.json"
-		echo '{"theme":"dark"}' >"$home/.claude/settings.json"
+			projects: {[a[2]]: {hasTrustDialogAccepted: true, projectOnboardingSeenCount: 1}}},
+			a[3] ? {hasSeenAutoDefaultNudge: true} : {})' \
+			"$ver" "$last20" "$project" "${MODEL_URL:-}" >"$home/.claude.json"
+		if [[ -n ${MODEL_URL:-} ]]; then
+			# manual permission mode: a tool call asks first (2.1.332 defaults to auto mode, which lets its
+			# classifier run a scripted `rm` without asking)
+			echo '{"theme":"dark","permissions":{"defaultMode":"default"}}' >"$home/.claude/settings.json"
+		else
+			echo '{"theme":"dark"}' >"$home/.claude/settings.json"
+		fi
 		;;
 	fresh)
 		json '({customApiKeyResponses: {approved: [a[0]], rejected: []}})' "$last20" >"$home/.claude.json"
 		;;
 	fresh-apikey)
-		json '({hasCompletedOnboarding: true, lastOnboardingVersion: a[0]})' "$ver" >"$home/.claude.json"
+		json 'Object.assign({hasCompletedOnboarding: true, lastOnboardingVersion: a[0]})' "$ver" >"$home/.claude.json"
 		;;
 	esac
 }
@@ -590,6 +603,15 @@ seed_codex() {
 	fi
 	[[ -f $ch/auth.json ]] || die "codex login did not write $ch/auth.json"
 	{
+		if [[ -n ${MODEL_URL:-} ]]; then
+			# the scripted model (OPENAI_BASE_URL alone is ignored): top-level keys before any table
+			# a read-only sandbox: a command that writes (`rm`) asks first (the default workspace-write sandbox
+			# let 0.171.0 run the scripted `rm -r pg-marker` in the trusted project without asking)
+			printf 'model_provider = "mock"\nmodel = "gpt-4o"\napproval_policy = "on-request"\n\n'
+			printf '[model_providers.mock]\nname = "scripted model"\n'
+			printf 'base_url = %s\n' "$(toml_string "$MODEL_URL/v1")"
+			printf 'env_key = "OPENAI_API_KEY"\nwire_api = "responses"\n\n'
+		fi
 		printf '[projects.%s]\n' "$(toml_string "$project")"
 		printf 'trust_level = "trusted"\n'
 	} >>"$ch/config.toml"
@@ -702,6 +724,17 @@ cmd_start() {
 		usage_die "bad size ${width}x${height}"
 	command -v tmux >/dev/null 2>&1 || die "tmux is not installed"
 	command -v git >/dev/null 2>&1 || die "git is not installed"
+	if [[ -n ${MODEL_URL:-} ]]; then
+		[[ $MODEL_URL =~ ^http://127\.0\.0\.1:[0-9]+$ ]] ||
+			usage_die "MODEL_URL must be http://127.0.0.1:PORT (scripts/model.sh start prints it), not '$MODEL_URL'"
+		case $agent in
+		claude | codex) ;;
+		gemini) ;;
+		qwen) QWEN_BASE_URL=$MODEL_URL/v1 ;;
+		copilot) COPILOT_BASE_URL=$MODEL_URL/v1 ;;
+		*) usage_die "MODEL_URL: pointing $agent at the scripted model is not wired yet (claude, codex, gemini, qwen, copilot)" ;;
+		esac
+	fi
 
 	local ver bin unique run home project sock session launcher out pane pid record nodedir
 	ver=$(agent_version "$agent")
@@ -742,6 +775,7 @@ cmd_start() {
 	claude)
 		envs+=(DISABLE_TELEMETRY=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 DISABLE_AUTOUPDATER=1
 			ANTHROPIC_API_KEY="$CLAUDE_KEY" CLAUDE_CODE_MAX_RETRIES=0)
+		[[ -z ${MODEL_URL:-} ]] || envs+=(ANTHROPIC_BASE_URL="$MODEL_URL")
 		;;
 	codex)
 		envs+=(CODEX_HOME="$home/.codex" OPENAI_API_KEY="$CODEX_KEY")
@@ -753,6 +787,7 @@ cmd_start() {
 		;;
 	gemini)
 		envs+=(GEMINI_API_KEY="$GEMINI_KEY" GEMINI_TELEMETRY_ENABLED=false METADATA_SERVER_DETECTION=none)
+		[[ -z ${MODEL_URL:-} ]] || envs+=(GOOGLE_GEMINI_BASE_URL="$MODEL_URL")
 		;;
 	opencode)
 		envs+=(ANTHROPIC_API_KEY="$OPENCODE_KEY" OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_MODELS_FETCH=1

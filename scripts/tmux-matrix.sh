@@ -16,16 +16,16 @@
 # the tmux server runs with the PATH it was started with) all reach the same
 # tmux: a client of one release cannot talk to a server of another.
 #
-# The suites (default: cli, tmux_release, live, fanout, queue, plugin, fake_agent_screens) are
-# cargo test targets. The summary table goes to stdout and to
-# target/tmux-matrix.txt; the exit status is non-zero when any suite failed.
+# The suites (default: cli, tmux_release, live, fanout, queue, plugin, fake_agent_screens,
+# tmux_stress) are cargo test targets, run with their opt-in (#[ignore]) tests included.
+# The summary table goes to stdout and to target/tmux-matrix.txt; the exit status is non-zero when any suite failed.
 # Needs: cargo, and to build: gcc make pkg-config autoconf automake bison
 # libevent-dev libncurses-dev (apt-get install them; CI's .ci/run does).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SOURCES=${PROMPTGATE_TMUX_SOURCES:-$ROOT/../shared/tmux}
 CACHE=${PROMPTGATE_TMUX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/promptgate/tmux}
-SUITES=cli,tmux_release,live,fanout,queue,plugin,fake_agent_screens
+SUITES=cli,tmux_release,live,fanout,queue,plugin,fake_agent_screens,tmux_stress
 DEFAULT_RELEASES="3.2a system 3.4 3.5a 3.6a 3.7c next-3.8"
 
 die() { echo "tmux-matrix: $*" >&2; exit 2; }
@@ -88,8 +88,10 @@ for v in "${releases[@]}"; do
 	t0=$(date +%s)
 	for s in "${suites[@]}"; do
 		log="$logdir/$v-${s//[:\/]/_}.log"
-		filter=()
-		[ "${s#*:}" = "$s" ] || filter=("${s#*:}" -- --nocapture --test-threads=1)
+		# the opt-in tests (#[ignore]: slow, stress, real agents) run here too
+		filter=(-- --include-ignored)
+		[ "${s#*:}" = "$s" ] || filter=("${s#*:}" -- --include-ignored --nocapture --test-threads=1)
+		[ "$s" != tmux_stress ] || filter+=(--test-threads=1)
 		PATH="$prefix/bin:$PATH" cargo test --locked --test "${s%%:*}" "${filter[@]}" >"$log" 2>&1
 		rc=$?
 		line=$(grep -E '^test result:' "$log" | tail -1)

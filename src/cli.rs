@@ -23,7 +23,7 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The exit codes, for the man page (the README's table says more).
+/// The exit codes, for the man page (docs/exit-codes.md says more).
 pub const EXIT_STATUS: &[(&str, &str)] = &[
     ("0", "success; for send, the receipt is consumed"),
     ("1", "internal error"),
@@ -63,6 +63,8 @@ pub enum Command {
     Wait(WaitArgs),
     /// Deliver a prompt: gate, plan, type, submit, verify
     Send(SendArgs),
+    /// Deliver a prompt as `send` does, wait for its turn, print the agent's answer from its own record
+    Ask(AskArgs),
     /// Print the delivery plan for a body, without touching tmux
     Plan(PlanArgs),
     /// List the agent profiles, or print one as TOML
@@ -88,7 +90,7 @@ pub enum Command {
     /// What an installed hook runs: record one agent event for its pane
     #[command(hide = true)]
     HookEvent(HookEventArgs),
-    /// A simulated agent to try promptgate on: run it in a tmux pane (see README, "Try it by hand")
+    /// A simulated agent to try promptgate on: run it in a tmux pane (see docs/usage.md, "Try it by hand")
     FakeAgent(crate::fake_agent::FakeAgentArgs),
 }
 
@@ -177,9 +179,9 @@ pub struct ExplainArgs {
 
 #[derive(Args, Debug)]
 pub struct DetectArgs {
-    /// Agent profile to apply
+    /// Agent profile to apply (default: the agent its `.meta` names, as `capture` writes it)
     #[arg(long, value_name = "NAME")]
-    pub agent: String,
+    pub agent: Option<String>,
     /// Saved screen (`capture-pane -p` text)
     #[arg(long, value_name = "FILE")]
     pub screen: PathBuf,
@@ -219,7 +221,7 @@ pub struct GateFlags {
     /// The screen must hold still this long (0 to 60000)
     #[arg(long, default_value_t = 100, value_name = "MS", value_parser = ms(0, MINUTE_MS), allow_negative_numbers = true)]
     pub stable: u64,
-    /// Wait through `busy` instead of failing on it
+    /// send: wait through `busy` instead of refusing (exit 22). `wait` always waits through busy: there it changes nothing
     #[arg(long)]
     pub wait_busy: bool,
     /// Wait through dialogs (never typing into them) until someone closes them
@@ -286,9 +288,15 @@ pub struct SendArgs {
     pub stagger: u64,
     #[command(flatten)]
     pub gate: GateFlags,
-    /// Skip the gate (still plans, sanitises and verifies); also PROMPTGATE_GATE=off
+    /// Skip the gate (still plans, sanitises and verifies); also PROMPTGATE_GATE=off.
+    /// Never types into a pane whose foreground is not an agent
     #[arg(long)]
     pub force: bool,
+    /// Type even into a pane whose foreground program is not a recognised agent
+    /// (a shell runs what it gets as commands). Needs --agent; no other flag or
+    /// variable implies it. See docs/safety.md
+    #[arg(long)]
+    pub to_any_process: bool,
     /// Leave copy/view mode first instead of refusing
     #[arg(long)]
     pub cancel_mode: bool,
@@ -359,6 +367,8 @@ pub struct WatchArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct DoctorArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Only this pane (default: every pane of the server)
     #[arg(short = 't', long = "target", value_name = "PANE")]
     pub target: Option<String>,
@@ -388,6 +398,8 @@ pub struct HookEventArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct McpArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
     /// Reach only panes matching this glob (pane id, session, session:window,
     /// session:window-name or session:window.pane); repeat for several
     #[arg(long, value_name = "PATTERN")]
@@ -430,8 +442,25 @@ impl SendArgs {
             verify_timeout: duration(self.verify_timeout),
             no_verify: self.no_verify,
             lock_timeout: duration(self.lock_timeout),
+            to_any_process: self.to_any_process,
         }
     }
+}
+
+/// `ask`: every `send` flag (`--until-done` is implied), plus where the answer may come from.
+#[derive(Args, Debug)]
+#[command(
+    mut_arg("until_done", |a| a.hide(true)),
+    mut_arg("done_timeout", |a| a.help("The longest the turn may take, in seconds (0 to 86400)")),
+    mut_arg("json", |a| a.help("Print the receipt and the answer as one JSON object; any error too (with exit_code and error)"))
+)]
+pub struct AskArgs {
+    #[command(flatten)]
+    pub send: SendArgs,
+    /// Where the agent's record holds no reply, read the answer from the screen
+    /// (best effort: the rows between the prompt's echo and the composer)
+    #[arg(long)]
+    pub from_screen: bool,
 }
 
 /// `PROMPTGATE_GATE=off` (or `0`): every send skips the gate, as with `--force`.
@@ -656,6 +685,7 @@ impl Command {
             Command::Capture(a) => &a.server,
             Command::Wait(a) => &a.server,
             Command::Send(a) => &a.server,
+            Command::Ask(a) => &a.send.server,
             Command::Queue(QueueArgs {
                 cmd: QueueCmd::Add(a),
             }) => &a.server,
@@ -665,6 +695,8 @@ impl Command {
             Command::Demo(a) => &a.server,
             Command::Status(a) => &a.server,
             Command::Watch(a) => &a.server,
+            Command::Mcp(a) => &a.server,
+            Command::Doctor(a) => &a.server,
             _ => return None,
         })
     }
@@ -677,6 +709,7 @@ impl Command {
             Command::Detect(a) => a.json,
             Command::Wait(a) => a.json,
             Command::Send(a) => a.json,
+            Command::Ask(a) => a.send.json,
             Command::Plan(a) => a.json,
             Command::Profiles(a) => a.json,
             Command::Queue(QueueArgs {
@@ -732,7 +765,13 @@ pub fn target(t: &Option<String>) -> crate::error::Result<String> {
         None => std::env::var("TMUX_PANE")
             .ok()
             .filter(|p| !p.is_empty())
-            .ok_or_else(|| Error::Usage("no -t PANE given and not inside tmux".into())),
+            .ok_or_else(|| {
+                Error::Usage(
+                    "not inside tmux: give -t PANE (%3, session or session:window.pane; \
+                     `promptgate state --all` lists the panes)"
+                        .into(),
+                )
+            }),
     }
 }
 

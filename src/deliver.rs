@@ -43,6 +43,10 @@ pub struct SendOpts {
     pub verify_timeout: Duration,
     pub no_verify: bool,
     pub lock_timeout: Duration,
+    /// `send --to-any-process` only: type even where [`may_type`] finds no
+    /// agent. Never implied by another flag, never set from the environment,
+    /// never by the queue or the MCP server.
+    pub to_any_process: bool,
 }
 
 impl Default for SendOpts {
@@ -58,6 +62,7 @@ impl Default for SendOpts {
             verify_timeout: Duration::from_secs(10),
             no_verify: false,
             lock_timeout: Duration::from_secs(120),
+            to_any_process: false,
         }
     }
 }
@@ -74,6 +79,32 @@ pub struct Typed {
     pub shown_at: Option<Duration>,
     /// When the (first) submit key was written: Unix epoch ms (0 if never).
     pub submit_at_ms: u64,
+}
+
+/// The one choke point: may bytes be typed into this pane now? Asked of the
+/// last look before anything is typed into a pane (the body, a draft's clear
+/// keys, a queue's resumed submit), whoever asks (`send`, a fan-out, the queue,
+/// the MCP server) and whatever they asked with (`--agent`, `--force`,
+/// `PROMPTGATE_GATE=off`, `--when-ready`, `--no-verify`): a pane whose
+/// foreground is not an agent ([`crate::identify::typable`]) gets nothing,
+/// with exit 24. Only `send --to-any-process` skips it.
+pub fn may_type(profiles: &Profiles, pane: &str, s: &Screen, opts: &SendOpts) -> Result<()> {
+    if opts.to_any_process {
+        return Ok(());
+    }
+    let job = match (&s.foreground, s.pid) {
+        (Some(job), _) => Some(job.clone()),
+        (None, Some(pid)) if !crate::tmux::is_remote() => crate::identify::foreground_procs(pid),
+        _ => None,
+    };
+    crate::identify::typable(profiles, s, job.as_deref())
+        .map(|_| ())
+        .map_err(|why| {
+            Error::refused(
+                Refused::NotAgent,
+                format!("refused: no agent runs in pane {pane}, nothing typed: {why}"),
+            )
+        })
 }
 
 /// The pane must still be the process the gate saw, and alive.
@@ -291,8 +322,9 @@ impl Outcome {
         timeout: Duration,
     ) -> Option<crate::gate::Turn> {
         let rec = self.rec.as_mut().filter(|_| self.code == 0)?;
+        let start = rec.turn_start();
         let t = crate::observe::until_done(
-            server, profiles, &rec.agent, &self.pane, timeout, true, None,
+            server, profiles, &rec.agent, &self.pane, timeout, start, None,
         );
         let (code, turn) = match &t {
             Ok(t) => (
@@ -467,6 +499,7 @@ impl Delivery<'_> {
                 }
             }
             let job = Job {
+                profiles,
                 profile,
                 pane: &pane,
                 plan: &pl,
@@ -490,6 +523,10 @@ impl Delivery<'_> {
                     break (gate, Some(Err(e)));
                 }
                 Ok(Step::Done(d)) => break (gate, Some(Ok(*d))),
+                Ok(Step::Refused(e)) => {
+                    untyped = true;
+                    break (gate, Some(Err(e)));
+                }
                 Err(e) => break (gate, Some(Err(e))),
             }
         };
@@ -573,8 +610,11 @@ impl Delivery<'_> {
 }
 
 /// Read the agent's own record after the submit: a `consumed` (or `unknown`)
-/// receipt whose record holds other text than the body is `mangled`; an
-/// `unknown` one whose record holds the body is `consumed`.
+/// receipt whose record holds this send's entry with other text is `mangled`;
+/// an `unknown` one whose record holds the body is `consumed`; a `consumed`
+/// one whose own record (known to be this agent's) stays without this send's
+/// entry past its wait is `unproven` (the screen looked taken; the agent
+/// recorded nothing).
 fn prove(
     mark: &std::result::Result<crate::record::Mark, String>,
     hooks: &crate::record::HookMark,
@@ -591,7 +631,7 @@ fn prove(
         Err(why) => crate::record::Proof::screen(&body, why),
     };
     // a hook's prompt event (`promptgate hooks install`) proves what no record did
-    if proof.matched != "exact" && proof.matched != "differs" {
+    if !crate::record::is_exact(proof.matched) && proof.matched != "mangled" {
         if let Some(h) = hooks.prove(profile.def.record.as_ref(), &body) {
             proof = h;
         }
@@ -603,13 +643,17 @@ fn prove(
         text: proof.path.clone().unwrap_or_default(),
     };
     match proof.matched {
-        "differs" => {
+        "mangled" => {
             j.receipt = Receipt::Mangled;
-            j.evidence = rule("record.differs");
+            j.evidence = rule("record.mangled");
         }
-        "exact" if j.receipt == Receipt::Unknown => {
+        m if crate::record::is_exact(m) && j.receipt == Receipt::Unknown => {
             j.receipt = Receipt::Consumed;
             j.evidence = rule("record.exact");
+        }
+        "absent" | "not-yet" if j.receipt == Receipt::Consumed && proof.owner_proven() => {
+            j.receipt = Receipt::Unproven;
+            j.evidence = rule(&format!("record.{}", proof.matched));
         }
         _ => {}
     }
@@ -674,6 +718,7 @@ fn run_gate(
             && !cleared
             && !profile.capability().clear_keys.is_empty()
         {
+            may_type(profiles, pane, &g.screen, a)?;
             clear_draft(tmux, pane, profile)?;
             cleared = true;
             continue;
@@ -689,6 +734,8 @@ type Delivered = (Typed, Judgement, u32, u64);
 enum Step {
     Done(Box<Delivered>),
     Regate(String),
+    /// Nothing typed: the choke point ([`may_type`]) found no agent in the pane.
+    Refused(Error),
 }
 
 /// How many times a send gates again when the pane changed before the paste.
@@ -702,6 +749,7 @@ const FRESH_MS: u128 = 20;
 
 /// One delivery into one pane, after the gate said ready.
 struct Job<'a> {
+    profiles: &'a Profiles,
     profile: &'a Profile,
     pane: &'a str,
     plan: &'a Plan,
@@ -716,6 +764,7 @@ struct Job<'a> {
 impl Job<'_> {
     fn run(&self, tmux: &mut dyn Tmux, clock: &dyn Clock, live: &mut Live) -> Result<Step> {
         let Job {
+            profiles,
             profile,
             pane,
             plan: pl,
@@ -738,6 +787,9 @@ impl Job<'_> {
         } else {
             check_same_pane(tmux, pane, pid)?
         };
+        if let Err(e) = may_type(profiles, pane, &s0, a) {
+            return Ok(Step::Refused(e));
+        }
         let v0 = detect(profile, &s0);
         if !force && v0.state != State::Ready {
             return Ok(Step::Regate(format!(
@@ -882,6 +934,20 @@ pub(crate) fn verify_loop(
         clock.sleep(Duration::from_millis(25));
         let s = match tmux.read(pane) {
             Ok(s) => s,
+            // `/exit` closed the agent and its pane with it: asked for, and done
+            Err(_) if crate::verify::is_exit_command(&pl.body) => {
+                let j = crate::verify::Judgement {
+                    receipt: Receipt::Consumed,
+                    evidence: crate::detect::Evidence {
+                        rule: "verify.exit-command (pane closed)".into(),
+                        row: None,
+                        col: None,
+                        text: String::new(),
+                    },
+                    verdict: detect(profile, before),
+                };
+                return Ok((j, resubmits, (clock.now() - start).as_millis() as u64));
+            }
             Err(e) => {
                 return Err(Error::refused(
                     Refused::Gone,
@@ -1014,6 +1080,58 @@ mod tests {
 
     fn receipt(o: &Outcome) -> String {
         o.rec.as_ref().expect("a receipt").receipt.to_string()
+    }
+
+    /// The choke point: a shell in the foreground gets nothing, whatever the
+    /// flags say (`--agent`, `--force`, `--when-ready`, `--no-verify`,
+    /// `--replace-draft`); exit 24, or the gate's own refusal.
+    #[test]
+    fn nothing_is_typed_into_a_shell_whatever_the_flags() {
+        let shell = || {
+            let mut s = ready();
+            s.command = Some("bash".into());
+            s
+        };
+        for (force, when_ready, no_verify, replace_draft) in [
+            (true, false, false, false),
+            (true, true, true, true),
+            (false, true, false, true),
+            (false, false, true, false),
+        ] {
+            let mut tmux = FakeTmux::new(PANE, Box::new(move |_, _| ("shell".into(), shell())));
+            let opts = SendOpts {
+                force,
+                when_ready,
+                no_verify,
+                replace_draft,
+                ..claude()
+            };
+            let (o, _) = run(&mut tmux, BODY, &opts);
+            assert!(
+                [code::REFUSED_NOT_AGENT, code::REFUSED_EXITED].contains(&o.code),
+                "{}: {:?}",
+                o.code,
+                o.err
+            );
+            if force {
+                assert_eq!(o.code, code::REFUSED_NOT_AGENT);
+            }
+            assert!(
+                tmux.log.iter().all(|l| l.starts_with("read ")),
+                "{:?}",
+                tmux.log
+            );
+        }
+        // `--to-any-process` (with --agent and --force) is the one way in
+        let mut tmux = FakeTmux::new(PANE, Box::new(move |_, _| ("shell".into(), shell())));
+        let opts = SendOpts {
+            force: true,
+            to_any_process: true,
+            verify_timeout: Duration::ZERO,
+            ..claude()
+        };
+        let _ = run(&mut tmux, BODY, &opts);
+        assert!(typed_at(&tmux.log).is_some(), "{:?}", tmux.log);
     }
 
     /// The body shows only on the 8th read after it was typed: the Enter waits

@@ -188,6 +188,11 @@ pub fn run(server: &Server, remote: bool, a: DemoArgs) -> Result<i32> {
             "The demo agent is still running in {pane}: {attach}   (stop it: {stop})"
         ))?;
         out(&format!(
+            "Its files (delivery log, transcript, HOME) stay in {} until you remove them: rm -rf {}",
+            dir.display(),
+            crate::mcp::sh_quote(&dir.display().to_string())
+        ))?;
+        out(&format!(
             "Try it by hand: promptgate {spec} send -t {pane} \"your prompt\"   (transcript: {})",
             transcript.display()
         ))?;

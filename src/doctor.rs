@@ -79,7 +79,11 @@ pub fn run(server: &Server, profiles: &Profiles, a: DoctorArgs) -> Result<i32> {
     let mut lister = Process::new(server.clone());
     let panes: Vec<String> = match &a.target {
         Some(t) => vec![lister.resolve(&target(&Some(t.clone()))?)?],
-        None => lister.list_panes()?.into_iter().map(|p| p.id).collect(),
+        None => match lister.list_panes() {
+            Ok(p) => p.into_iter().map(|p| p.id).collect(),
+            Err(Error::NoServer(why)) => return without_server(profiles, a.json, why),
+            Err(e) => return Err(e),
+        },
     };
     let Some(first) = panes.first() else {
         tmux_line(None, a.json, &mut problems)?;
@@ -173,6 +177,88 @@ pub fn run(server: &Server, profiles: &Profiles, a: DoctorArgs) -> Result<i32> {
         out("no agent panes")?;
     }
     finish(problems)
+}
+
+/// No tmux server runs: check what can be checked without one (tmux itself,
+/// promptgate on PATH, the plugin, each built-in agent installed on PATH and
+/// its release), print it, then end as every command does without a server
+/// (exit 4).
+fn without_server(profiles: &Profiles, json: bool, why: String) -> Result<i32> {
+    let mut problems = Vec::new();
+    tmux_line(None, json, &mut problems)?;
+    let me = release::find_in_path("promptgate");
+    let plugin = [
+        "~/.tmux/plugins/promptgate",
+        "~/.config/tmux/plugins/promptgate",
+    ]
+    .iter()
+    .filter_map(|p| {
+        let home = std::env::var("HOME").ok()?;
+        let d = PathBuf::from(p.replacen('~', &home, 1));
+        d.join("promptgate.tmux").is_file().then_some(d)
+    })
+    .next();
+    let mut agents = Vec::new();
+    for p in profiles.iter() {
+        let names = &p.def.identify.processes;
+        let Some(path) = names
+            .iter()
+            .filter(|n| !n.contains('/'))
+            .find_map(|n| release::find_in_path(n))
+        else {
+            continue;
+        };
+        let real = std::fs::canonicalize(&path).unwrap_or_else(|_| PathBuf::from(&path));
+        let rel = package_above(&real, &p.def.name, names)
+            .or_else(|| python_dist_beside(&real, &p.def.name, names));
+        let st = standing(&p.def.checked, rel.as_ref().map(|r| r.version.as_str()));
+        agents.push((p.def.name.clone(), path, rel, st, p.def.checked.join(", ")));
+    }
+    if json {
+        out(&serde_json::json!({
+            "server": null,
+            "why": why,
+            "promptgate_on_path": me,
+            "plugin": plugin.as_ref().map(|d| d.display().to_string()),
+            "agents": agents.iter().map(|(n, path, rel, st, _)| serde_json::json!({
+                "agent": n, "path": path, "release": rel, "standing": st,
+            })).collect::<Vec<_>>(),
+        })
+        .to_string())?;
+    } else {
+        out("server: none running: panes not checked")?;
+        out(&match &me {
+            Some(p) => format!("promptgate on PATH: {p}"),
+            None => "promptgate on PATH: no (cargo install --path . or scripts/install.sh)".into(),
+        })?;
+        out(&match &plugin {
+            Some(d) => format!("plugin: {}", d.display()),
+            None => {
+                "plugin: not under ~/.tmux/plugins (a plugin elsewhere is not looked for)".into()
+            }
+        })?;
+        if agents.is_empty() {
+            out("agents on PATH: none of the built-in ones")?;
+        }
+        for (n, path, rel, st, checked) in &agents {
+            let r = rel
+                .as_ref()
+                .map(|r| r.version.clone())
+                .unwrap_or_else(|| "release unknown".into());
+            let words = match st {
+                Checked::Checked => "checked".to_string(),
+                Checked::WithinRange => format!("within the checked range ({checked})"),
+                Checked::Older => format!("OLDER than every checked release ({checked})"),
+                Checked::Newer => format!("NEWER than every checked release ({checked})"),
+                Checked::Unknown => format!("profile checked against {checked}"),
+            };
+            out(&format!("agent: {n} {r} at {path}: {words}"))?;
+        }
+    }
+    for p in &problems {
+        eprintln!("promptgate doctor: {p}");
+    }
+    Err(Error::NoServer(why))
 }
 
 /// `doctor` found a problem: an agent release newer than its profile's newest

@@ -1,7 +1,7 @@
 //! One error type for the library, with a stable exit code per variant.
 //!
 //! The codes are part of the interface (scripts branch on them) and are
-//! documented in the README's "Exit codes" table. Never renumber.
+//! documented in docs/exit-codes.md. Never renumber.
 
 use crate::detect::State;
 use crate::verify::Receipt;
@@ -36,9 +36,20 @@ pub mod code {
     pub const FANOUT_PARTIAL: i32 = 35;
     pub const FANOUT_NONE: i32 = 36;
     pub const RECEIPT_MANGLED: i32 = 37;
+    /// The screen showed the prompt taken, but the agent's own record (known to
+    /// be this agent process's) got no entry for it within its wait.
+    pub const RECEIPT_UNPROVEN: i32 = 38;
     /// A fleet send (`--host` repeated, `--hosts FILE`): at least one host could
     /// not be reached or did not answer in time (its own row says why).
-    pub const FLEET_HOST_FAILED: i32 = 38;
+    pub const FLEET_HOST_FAILED: i32 = 39;
+    /// `ask`: the turn stopped on an approval dialog (its text is in the answer;
+    /// nothing was typed into it).
+    pub const ASK_APPROVAL: i32 = 41;
+    /// `ask`: the turn ended in an API error (its text is in the answer).
+    pub const ASK_API_ERROR: i32 = 42;
+    /// `ask`: the turn ended but the agent's record holds no answer to the
+    /// prompt (an agent whose record keeps no replies; see `--from-screen`).
+    pub const ASK_NO_ANSWER: i32 = 43;
     /// 128 + the signal: stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129)
     /// before anything was typed.
     pub const INTERRUPTED_BASE: i32 = 128;
@@ -202,6 +213,7 @@ pub fn receipt_code(r: &Receipt) -> i32 {
         Receipt::Refused => code::RECEIPT_REFUSED,
         Receipt::Unknown => code::RECEIPT_UNKNOWN,
         Receipt::Mangled => code::RECEIPT_MANGLED,
+        Receipt::Unproven => code::RECEIPT_UNPROVEN,
     }
 }
 
@@ -303,6 +315,12 @@ pub fn notice(
         code::RECEIPT_MANGLED => {
             format!("sent to {pane} ({named}), but its own record differs from the prompt")
         }
+        code::RECEIPT_UNPROVEN => {
+            format!("sent to {pane} ({named}), but its own record shows no entry for it")
+        }
+        code::ASK_APPROVAL => format!("{who} stopped on an approval dialog"),
+        code::ASK_API_ERROR => format!("{who} answered with an API error"),
+        code::ASK_NO_ANSWER => format!("{who} left no answer in its record"),
         _ => return None,
     })
 }

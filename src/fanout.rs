@@ -44,6 +44,27 @@ pub fn agent_panes(
     Ok(panes)
 }
 
+/// The targets as pane ids, each pane once, in the order first named: `-t %5
+/// -t work:1.0` naming one pane delivers to it once. Returns the panes and,
+/// for each target dropped, (the target, the pane an earlier one named). A
+/// target tmux cannot resolve stays as given (its delivery says no such pane).
+pub fn unique_panes(
+    tmux: &mut dyn Tmux,
+    targets: &[String],
+) -> (Vec<String>, Vec<(String, String)>) {
+    let mut panes: Vec<String> = Vec::new();
+    let mut dropped = Vec::new();
+    for t in targets {
+        let pane = tmux.resolve(t).unwrap_or_else(|_| t.clone());
+        if panes.contains(&pane) {
+            dropped.push((t.clone(), pane));
+        } else {
+            panes.push(pane);
+        }
+    }
+    (panes, dropped)
+}
+
 /// Deliver `body` to every target at once, one thread each, sharing `shared`
 /// (and, for more than one target, one control-mode connection).
 pub fn deliver_all(

@@ -155,14 +155,47 @@ pub fn turn_ended(was: &State, now: &State) -> bool {
 }
 
 /// A prompt just submitted may take this long to show its agent busy: a ready
-/// screen before then does not end the turn that has not begun.
+/// screen before then does not end the turn that has not begun. Only when
+/// nothing else says the turn began ([`TurnStart::Submitted`]).
 pub const TURN_START_GRACE: Duration = Duration::from_secs(3);
+
+/// With [`TurnStart::Taken`], a ready screen ends the turn once the picture has
+/// held still this long (a spinner, a streaming reply or a status clock moves
+/// more often): it is not the instant between the prompt's echo and the first
+/// paint of the agent's busy row.
+pub const TAKEN_STILL: Duration = Duration::from_millis(250);
+
+/// What is known, when the wait begins, about the turn it waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnStart {
+    /// Nothing was just submitted: a ready agent has no turn running and is done at once.
+    Running,
+    /// A prompt was just submitted and nothing shows its turn began: a ready
+    /// screen counts once busy was seen, or after [`TURN_START_GRACE`].
+    Submitted,
+    /// The agent's own record holds the prompt just submitted: its turn began
+    /// (it may be over already, shorter than one look). A ready screen counts
+    /// once it held still for [`TAKEN_STILL`].
+    Taken,
+}
+
+impl From<bool> for TurnStart {
+    /// `fresh`: a prompt was just submitted.
+    fn from(fresh: bool) -> TurnStart {
+        if fresh {
+            TurnStart::Submitted
+        } else {
+            TurnStart::Running
+        }
+    }
+}
 
 /// Poll `read` until the running turn ends: busy, then ready. A dialog (it
 /// needs a person), an exit or no agent end the wait too, as not done. A
-/// ready screen counts only once busy was seen, or after
-/// [`TURN_START_GRACE`] (`fresh`: a prompt was just submitted; otherwise a
-/// ready agent has no turn running and is done at once).
+/// ready screen counts once busy was seen, or as `start` says ([`TurnStart`]:
+/// at once when nothing was just submitted; once still for [`TAKEN_STILL`]
+/// when the agent's record shows the prompt taken; otherwise after
+/// [`TURN_START_GRACE`]). A plain `bool` is `fresh`: a prompt was just submitted.
 ///
 /// `hook_end` reports the agent's own end-of-turn event (`Stop`, `AfterAgent`)
 /// that arrived since the wait began, where hooks are installed: it ends the
@@ -171,18 +204,40 @@ pub fn wait_turn(
     profile: &Profile,
     clock: &dyn Clock,
     timeout: Duration,
-    fresh: bool,
+    start_as: impl Into<TurnStart>,
     read: &mut dyn FnMut() -> Result<Screen>,
     hook_end: &mut dyn FnMut() -> Option<String>,
 ) -> Result<Turn> {
+    let start_as = start_as.into();
     let start = clock.now();
     let mut saw_busy = false;
+    let mut prev: Option<Screen> = None;
+    let mut still_since = start;
+    let mut moved = false;
     loop {
         let ended = hook_end();
         let screen = read()?;
         let v = detect(profile, &screen);
-        let t = clock.now() - start;
+        let now = clock.now();
+        let t = now - start;
         saw_busy |= v.state == State::Busy;
+        let changed = prev.as_ref().is_some_and(|p| !p.same_picture(&screen));
+        if prev.is_none() || changed {
+            still_since = now;
+        }
+        moved |= changed;
+        // tmux's own quiet time counts only while the picture has not moved in this wait
+        let quiet = match screen.quiet_ms {
+            Some(q) if !moved => Duration::from_millis(q),
+            _ => Duration::ZERO,
+        };
+        let held = (now - still_since).max(quiet);
+        prev = Some(screen);
+        let begun = match start_as {
+            TurnStart::Running => true,
+            TurnStart::Taken => held >= TAKEN_STILL,
+            TurnStart::Submitted => t >= TURN_START_GRACE,
+        };
         let end = |done: bool, timed_out: bool, v: &Verdict| Turn {
             done,
             state: v.state.clone(),
@@ -204,9 +259,7 @@ pub fn wait_turn(
             }
         }
         match v.state {
-            State::Ready if saw_busy || !fresh || t >= TURN_START_GRACE => {
-                return Ok(end(true, false, &v))
-            }
+            State::Ready if saw_busy || begun => return Ok(end(true, false, &v)),
             State::Dialog(_) | State::Exited | State::NotAgent | State::InMode => {
                 return Ok(end(false, false, &v))
             }
@@ -215,8 +268,15 @@ pub fn wait_turn(
         if t >= timeout {
             return Ok(end(false, true, &v));
         }
+        // a turn already taken may be over: look more often, so that its end is not
+        // reported a whole poll late
+        let every = if start_as == TurnStart::Taken {
+            50
+        } else {
+            100
+        };
         clock.sleep(
-            Duration::from_millis(100)
+            Duration::from_millis(every)
                 .min(timeout.saturating_sub(t))
                 .max(Duration::from_millis(1)),
         );

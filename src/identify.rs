@@ -240,6 +240,84 @@ pub fn identify(
     })
 }
 
+/// The engine's one answer to "may bytes be typed into this pane now"
+/// ([`crate::deliver::may_type`] asks it right before anything is typed). What
+/// the pane's processes say decides, never `--agent` or `--force`:
+///
+/// - a program known never to be an agent (an editor, a pager) in the
+///   foreground: no;
+/// - the foreground program, or a process of the foreground job (`job`, read
+///   from `/proc` on this machine), is a known agent's command or process: yes;
+/// - a shell in the foreground with no agent in its job (or the job unread, as
+///   over `--host`): no;
+/// - another program (`ssh`, `mosh`, `docker exec`, the agent's own launcher):
+///   yes only while the screen shows a known agent's signature (the agent runs
+///   where no process of this machine shows it).
+///
+/// `Ok` says why yes, `Err` why no.
+pub fn typable(
+    profiles: &Profiles,
+    screen: &Screen,
+    job: Option<&[Proc]>,
+) -> std::result::Result<String, String> {
+    let with_job = Screen {
+        foreground: job.map(<[Proc]>::to_vec),
+        ..Screen::default()
+    };
+    let fg = match screen.command.as_deref() {
+        Some(cmd) => foreground_program(&Screen {
+            command: Some(cmd.to_string()),
+            ..with_job
+        })
+        .unwrap_or_else(|| cmd.to_string()),
+        None => String::new(),
+    };
+    if is_never_agent(&fg) {
+        return Err(format!(
+            "the foreground program {fg} is not an agent, whatever its screen shows"
+        ));
+    }
+    for (d, _) in profiles.defs() {
+        if d.identify.commands.contains(&fg) {
+            return Ok(format!("the foreground program {fg} is {}", d.name));
+        }
+    }
+    for pr in job.unwrap_or_default() {
+        for (d, _) in profiles.defs() {
+            if let Some(n) = d.identify.processes.iter().find(|n| proc_matches(pr, n)) {
+                return Ok(format!(
+                    "pid {} ({}) of the foreground job matches {n:?} ({})",
+                    pr.pid,
+                    pr.argv.join(" "),
+                    d.name
+                ));
+            }
+        }
+    }
+    let shell = crate::detect::is_shell(&fg)
+        || screen
+            .command
+            .as_deref()
+            .is_some_and(crate::detect::is_shell);
+    if shell {
+        return Err(format!(
+            "a shell ({}) is in the foreground and no agent runs in its foreground job",
+            if fg.is_empty() { "?" } else { &fg }
+        ));
+    }
+    match by_signature(profiles, screen) {
+        Some((p, detail)) => Ok(format!(
+            "the foreground program {} shows {}'s screen ({detail})",
+            if fg.is_empty() { "?" } else { &fg },
+            p.name()
+        )),
+        None => Err(format!(
+            "the foreground program {} is no known agent and its screen shows none",
+            if fg.is_empty() { "?" } else { &fg }
+        )),
+    }
+}
+
 /// The profile whose signatures the screen and the title match most (distinct
 /// regexes, each counted once): a fork that shares its parent's placeholder
 /// (Qwen Code's is Gemini CLI's) is told apart by its banner or its title. A tie
@@ -722,6 +800,51 @@ mod tests {
         let s = claude_box("sh", Some(vec![proc(10, &["sh"]), proc(11, &["codex"])]));
         let v = crate::detect::detect(p.get("claude").unwrap(), &s);
         assert_eq!(v.state, crate::detect::State::Exited);
+    }
+
+    /// The choke point: what the processes say decides; a shell, an editor or
+    /// an unknown program without an agent's screen is never typed into.
+    #[test]
+    fn typable_only_where_an_agent_runs() {
+        let p = Profiles::builtin();
+        let yes = |s: &Screen, job: Option<Vec<Proc>>| typable(&p, s, job.as_deref()).is_ok();
+        // a plain shell, with or without its job read, whatever it shows
+        for cmd in ["bash", "zsh", "sh", "dash", "fish"] {
+            assert!(!yes(&screen(cmd, &[]), None), "{cmd}");
+            assert!(
+                !yes(&claude_box(cmd, None), None),
+                "{cmd} showing a capture"
+            );
+            assert!(
+                !yes(&claude_box(cmd, None), Some(vec![proc(3, &[cmd])])),
+                "{cmd} job"
+            );
+            // a shell that runs something else with an agent's capture on screen
+            let job = vec![proc(3, &[cmd]), proc(4, &["sleep", "9"])];
+            assert!(!yes(&claude_box(cmd, None), Some(job)), "{cmd} + sleep");
+            // a shell that stays, with the agent in its job
+            let job = vec![proc(3, &[cmd]), proc(4, &["claude"])];
+            assert!(yes(&screen(cmd, &[]), Some(job)), "{cmd} + claude");
+        }
+        // an agent in the background of a shell is not in its foreground job
+        assert!(!yes(&screen("bash", &[]), Some(vec![proc(3, &["bash"])])));
+        // editors and pagers, whatever they show
+        for cmd in ["vim", "less", "nano", "cat"] {
+            assert!(!yes(&claude_box(cmd, None), None), "{cmd}");
+        }
+        // agents by their command or their process
+        assert!(yes(&screen("claude", &[]), None));
+        assert!(yes(&screen("codex", &[]), None));
+        let node = vec![proc(5, &["node", "/x/bin/gemini"])];
+        assert!(yes(&screen("node", &[]), Some(node)));
+        assert!(!yes(
+            &screen("node", &[]),
+            Some(vec![proc(5, &["node", "srv.js"])])
+        ));
+        // ssh (or docker, mosh) to where the agent runs: by its screen only
+        assert!(yes(&claude_box("ssh", None), None));
+        assert!(!yes(&screen("ssh", &["$ "]), None));
+        assert!(!yes(&screen("python3", &[">>> "]), None));
     }
 
     #[test]

@@ -26,10 +26,16 @@ fn die_of(sig: libc::c_int) {
     }
 }
 static PENDING: AtomicI32 = AtomicI32::new(0);
+/// `ask` waits for a turn after its prompt was delivered: a signal stops the
+/// wait (it sets [`STOP_WAIT`]) and `ask` says the prompt was delivered.
+static WAITING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+pub static STOP_WAIT: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(sig: libc::c_int) {
     if TYPING.load(Ordering::SeqCst) {
         PENDING.store(sig, Ordering::SeqCst);
+    } else if WAITING.load(Ordering::SeqCst) > 0 {
+        STOP_WAIT.store(true, Ordering::SeqCst);
     } else {
         // nothing typed yet: die as if there were no handler
         die_of(sig);
@@ -76,6 +82,29 @@ pub fn finished() {
             name(sig)
         );
         die_of(sig);
+    }
+}
+
+/// From now until dropped, a signal stops `ask`'s wait for a turn (never the
+/// agent) instead of ending the process: the caller reports and exits.
+pub struct Waiting;
+
+impl Waiting {
+    /// Call once the prompt is delivered (typing is over): a signal that came
+    /// while it was typed stops the wait at once.
+    pub fn begin() -> Waiting {
+        WAITING.fetch_add(1, Ordering::SeqCst);
+        TYPING.store(false, Ordering::SeqCst);
+        if PENDING.swap(0, Ordering::SeqCst) != 0 {
+            STOP_WAIT.store(true, Ordering::SeqCst);
+        }
+        Waiting
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        WAITING.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

@@ -3,6 +3,8 @@
 //! The pipeline: read (tmux) -> identify -> detect (pure) -> gate (clock) ->
 //! plan (pure) -> deliver (tmux) -> verify (detect again).
 
+pub mod answer;
+pub mod ask;
 pub mod cells;
 pub mod cli;
 pub mod cmd;
@@ -20,6 +22,7 @@ pub mod hooks;
 pub mod identify;
 pub mod interrupt;
 pub mod jsonedit;
+pub mod jsonrpc;
 pub mod live;
 pub mod lock;
 pub mod log;

@@ -61,7 +61,7 @@ fn run_main() -> i32 {
         }
     };
     let json = cli.command.json();
-    let send = matches!(cli.command, Command::Send(_));
+    let send = matches!(cli.command, Command::Send(_) | Command::Ask(_));
     match cmd::run(cli) {
         Ok(code) => code,
         Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,

@@ -34,44 +34,201 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 pub fn run(server: &Server, profiles: Profiles, a: McpArgs) -> crate::error::Result<i32> {
-    if let Some(agent) = &a.print_config {
-        crate::out::out(&print_config(agent)?)?;
-        return Ok(0);
-    }
     let gk = Gatekeeper::new(server.clone(), profiles, a.allow.clone(), a.read_only);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
     rt.block_on(async move {
-        let service = gk
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| Error::Other(format!("mcp: {e}")))?;
-        service
-            .waiting()
-            .await
-            .map_err(|e| Error::Other(format!("mcp: {e}")))?;
-        Ok::<(), Error>(())
+        // rmcp reads what the line filter passes on; every other line is
+        // answered by the filter (see `jsonrpc`)
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        let (from_rmcp, to_rmcp) = tokio::io::split(ours);
+        let (answers_tx, answers_rx) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            let mut to_rmcp = to_rmcp;
+            filter_stdin(&mut to_rmcp, answers_tx).await;
+            // the end of stdin is the end of rmcp's input
+            let _ = to_rmcp.shutdown().await;
+        });
+        let writer = tokio::spawn(write_stdout(from_rmcp, answers_rx));
+        let served = match gk.serve(theirs).await {
+            Ok(service) => service.waiting().await.map(drop).map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        // the answers still on their way out, not waiting on a client that keeps stdin open
+        let _ = tokio::time::timeout(Duration::from_secs(2), writer).await;
+        served.map_err(|e| Error::Other(format!("mcp: {e}")))
     })?;
     Ok(0)
 }
 
-/// How to register this server with an agent.
-fn print_config(agent: &str) -> crate::error::Result<String> {
+/// Read the client's lines from stdin: pass the good ones on to rmcp, send an
+/// answer for each other one to the writer ([`crate::jsonrpc::check`]). At the
+/// end of stdin rmcp's input ends too.
+async fn filter_stdin(
+    to_rmcp: &mut tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    answers: tokio::sync::mpsc::UnboundedSender<Value>,
+) {
+    use crate::jsonrpc::{check, Line, MAX_LINE};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut input = tokio::io::BufReader::new(tokio::io::stdin());
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // a line past the limit is read only up to it; the rest is skipped
+        let mut over = 0usize;
+        loop {
+            let buf = match input.fill_buf().await {
+                Ok(b) => b,
+                Err(_) => return,
+            };
+            if buf.is_empty() {
+                break;
+            }
+            let (chunk, done) = match buf.iter().position(|b| *b == b'\n') {
+                Some(i) => (&buf[..i + 1], true),
+                None => (buf, false),
+            };
+            let n = chunk.len();
+            let room = (MAX_LINE + 1).saturating_sub(line.len());
+            line.extend_from_slice(&chunk[..n.min(room)]);
+            over += n.saturating_sub(room);
+            input.consume(n);
+            if done {
+                break;
+            }
+        }
+        if line.is_empty() {
+            return;
+        }
+        let body = line.strip_suffix(b"\n").unwrap_or(&line);
+        let body = body.strip_suffix(b"\r").unwrap_or(body);
+        let verdict = if over > 0 {
+            crate::jsonrpc::check_oversized(body, body.len() + over)
+        } else {
+            check(body)
+        };
+        match verdict {
+            Line::Skip => {}
+            Line::Answer(v) => {
+                if answers.send(v).is_err() {
+                    return;
+                }
+            }
+            Line::Pass => {
+                let ok = to_rmcp.write_all(body).await.is_ok()
+                    && to_rmcp.write_all(b"\n").await.is_ok()
+                    && to_rmcp.flush().await.is_ok();
+                if !ok {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Write rmcp's lines and the filter's answers to stdout, whole lines each.
+async fn write_stdout(
+    from_rmcp: tokio::io::ReadHalf<tokio::io::DuplexStream>,
+    mut answers: tokio::sync::mpsc::UnboundedReceiver<Value>,
+) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut out = tokio::io::stdout();
+    let mut lines = tokio::io::BufReader::new(from_rmcp);
+    // rmcp's line so far: a read cut short by an answer keeps its bytes here
+    let mut pending = Vec::new();
+    let (mut rmcp_open, mut answers_open) = (true, true);
+    while rmcp_open || answers_open {
+        let line = tokio::select! {
+            r = lines.read_until(b'\n', &mut pending), if rmcp_open => {
+                if !matches!(r, Ok(n) if n > 0) {
+                    rmcp_open = false;
+                }
+                if pending.ends_with(b"\n") || (!rmcp_open && !pending.is_empty()) {
+                    std::mem::take(&mut pending)
+                } else {
+                    Vec::new()
+                }
+            },
+            a = answers.recv(), if answers_open => match a {
+                Some(v) => format!("{v}\n").into_bytes(),
+                None => {
+                    answers_open = false;
+                    Vec::new()
+                }
+            },
+        };
+        if !line.is_empty() && (out.write_all(&line).await.is_err() || out.flush().await.is_err()) {
+            return;
+        }
+    }
+}
+
+/// The arguments that start this server with the limits it was given: the
+/// tmux server (`-L`, `-S`, `--host`), `--profiles`, `--read-only` and each
+/// `--allow`. Paths are made absolute: the agent starts the server elsewhere.
+pub fn server_argv(
+    srv: &crate::cli::ServerArgs,
+    profiles: Option<&std::path::Path>,
+    a: &McpArgs,
+) -> Vec<String> {
+    let abs = |p: &std::path::Path| {
+        std::path::absolute(p)
+            .unwrap_or_else(|_| p.to_path_buf())
+            .display()
+            .to_string()
+    };
+    let mut v = vec!["mcp".to_string()];
+    if let Some(n) = &srv.socket_name {
+        v.extend(["-L".into(), n.clone()]);
+    }
+    if let Some(p) = &srv.socket_path {
+        v.extend(["-S".into(), abs(std::path::Path::new(p))]);
+    }
+    for h in &srv.host {
+        v.extend(["--host".into(), h.clone()]);
+    }
+    if let Some(p) = profiles {
+        v.extend(["--profiles".into(), abs(p)]);
+    }
+    if a.read_only {
+        v.push("--read-only".into());
+    }
+    for g in &a.allow {
+        v.extend(["--allow".into(), g.clone()]);
+    }
+    v
+}
+
+/// How to register this server with an agent: `argv` (from [`server_argv`])
+/// is carried whole, quoted for the shell in a command line and as a list in
+/// a config file.
+pub fn print_config(agent: &str, argv: &[String]) -> crate::error::Result<String> {
     let exe = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "promptgate".into());
+    let line = std::iter::once(exe.as_str())
+        .chain(argv.iter().map(String::as_str))
+        .map(sh_quote)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let toml_args = argv
+        .iter()
+        .map(|a| toml_string(a))
+        .collect::<Vec<_>>()
+        .join(", ");
     Ok(match agent {
-        "claude" => format!("claude mcp add promptgate -- {exe} mcp"),
+        "claude" => format!("claude mcp add promptgate -- {line}"),
         "codex" => format!(
-            "codex mcp add promptgate -- {exe} mcp\n# or in ~/.codex/config.toml:\n[mcp_servers.promptgate]\ncommand = {}\nargs = [\"mcp\"]",
+            "codex mcp add promptgate -- {line}\n# or in ~/.codex/config.toml:\n[mcp_servers.promptgate]\ncommand = {}\nargs = [{toml_args}]",
             toml_string(&exe)
         ),
         "gemini" => format!(
-            "gemini mcp add promptgate {exe} mcp\n# or in ~/.gemini/settings.json:\n{}",
+            "gemini mcp add promptgate {line}\n# or in ~/.gemini/settings.json:\n{}",
             serde_json::to_string_pretty(
-                &json!({"mcpServers": {"promptgate": {"command": exe, "args": ["mcp"]}}})
+                &json!({"mcpServers": {"promptgate": {"command": exe, "args": argv}}})
             )
             .unwrap_or_default()
         ),
@@ -81,6 +238,16 @@ fn print_config(agent: &str) -> crate::error::Result<String> {
             )))
         }
     })
+}
+
+/// One word for sh: bare when it holds only safe characters, else in single quotes.
+pub fn sh_quote(s: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_-./:=@%+,".contains(c);
+    if !s.is_empty() && s.chars().all(safe) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
 
 fn toml_string(s: &str) -> String {
@@ -131,6 +298,27 @@ pub struct SendParams {
     pub until_done: bool,
     /// How long the gate may wait, in seconds (default 15, at most 3600).
     pub timeout_secs: Option<f64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct AskParams {
+    /// The pane: `%3`, `session`, `session:window.pane`.
+    pub target: String,
+    /// The prompt, exactly as it should arrive (sanitised as `promptgate send` does).
+    pub body: String,
+    /// Wait while the agent is busy instead of refusing (up to `timeout_secs`).
+    #[serde(default)]
+    pub wait_busy: bool,
+    /// Wait (typing nothing) until a person closes a dialog, instead of refusing.
+    #[serde(default)]
+    pub wait_dialog: bool,
+    /// How long the gate may wait, in seconds (default 15, at most 3600).
+    pub timeout_secs: Option<f64>,
+    /// How long the turn may take, in seconds (default 1800, at most 3600).
+    pub done_timeout_secs: Option<f64>,
+    /// Where the agent's record holds no reply, read the answer from the screen.
+    #[serde(default)]
+    pub from_screen: bool,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -232,6 +420,7 @@ impl Gatekeeper {
         if read_only {
             tool_router.remove_route("send_prompt");
             tool_router.remove_route("queue_prompt");
+            tool_router.remove_route("ask_agent");
         }
         Gatekeeper {
             server,
@@ -380,7 +569,7 @@ fn wait_turn(
     agent: &str,
     pane: &str,
     timeout: Duration,
-    fresh: bool,
+    start: crate::gate::TurnStart,
     cancel: &AtomicBool,
 ) -> std::result::Result<Value, String> {
     let t = crate::observe::until_done(
@@ -389,7 +578,7 @@ fn wait_turn(
         agent,
         pane,
         timeout,
-        fresh,
+        start,
         Some(cancel),
     )
     .map_err(|e| e.to_string())?;
@@ -559,7 +748,7 @@ impl Gatekeeper {
     }
 
     #[tool(
-        description = "Deliver a prompt into an agent pane exactly once: wait until it is really ready, paste the body, press Enter as its own keystroke, and prove the agent took it. Returns the receipt (consumed, queued, stranded, refused, unknown, mangled) with its evidence and the proof from the agent's own record. A refusal (dialog, busy, draft, not an agent) is a tool error that says why and what to do; nothing is typed then."
+        description = "Deliver a prompt into an agent pane exactly once: wait until it is really ready, paste the body, press Enter as its own keystroke, and prove the agent took it. Returns the receipt (consumed, queued, stranded, refused, unknown, mangled, unproven) with its evidence and the proof from the agent's own record. A refusal (dialog, busy, draft, not an agent) is a tool error that says why and what to do; nothing is typed then."
     )]
     async fn send_prompt(
         &self,
@@ -652,12 +841,15 @@ impl Gatekeeper {
                     *s = format!("{}: waiting for the turn to end", loc.id);
                 }
                 let agent = typed.as_ref().map_or("", |r| r.agent.as_str());
+                let start = typed
+                    .as_ref()
+                    .map_or(crate::gate::TurnStart::Submitted, |r| r.turn_start());
                 match wait_turn(
                     &gk,
                     agent,
                     &loc.id,
                     Duration::from_secs(3600),
-                    true,
+                    start,
                     &cancel,
                 ) {
                     Ok(t) => rec["turn"] = t,
@@ -676,6 +868,83 @@ impl Gatekeeper {
                 None => format!("{} {receipt}", loc.id),
             };
             answer(&summary, rec)
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Ask an agent pane a question and get its answer: deliver the prompt exactly as send_prompt does, wait for the turn it started to end, and return the agent's reply to this prompt read from the agent's own record (answer: text, tool_calls, stop_reason, tokens, cost, times), beside the receipt. A turn that stops on an approval dialog (exit_code 41, answer.dialog says what it asks to run; nothing is typed into it), ends in an API error (42) or leaves no answer in the record (43) is a tool error. Cancellation stops the wait, never the agent: the prompt stays delivered."
+    )]
+    async fn ask_agent(
+        &self,
+        p: Parameters<AskParams>,
+        meta: RequestMetaObject,
+        peer: Peer<RoleServer>,
+        ct: CancellationToken,
+    ) -> CallToolResult {
+        let p = p.0;
+        let body = match Body::sanitise(p.body.as_bytes()) {
+            Ok(b) => b,
+            Err(e) => {
+                return refuse(
+                    &format!("{e}; nothing was typed"),
+                    json!({"receipt": "not-sent", "exit_code": e.exit_code()}),
+                )
+            }
+        };
+        let (timeout, done_timeout) = match (
+            secs(p.timeout_secs, 15.0),
+            secs(p.done_timeout_secs, 1800.0),
+        ) {
+            (Ok(t), Ok(d)) => (t, d),
+            (Err(e), _) | (_, Err(e)) => return refuse(&e, json!({})),
+        };
+        let status = Arc::new(Mutex::new(format!("{}: gating", p.target)));
+        let _progress = Progress::start(peer, &meta, done_timeout, status.clone());
+        let cancel = cancel_flag(&ct);
+        let gk = self.clone();
+        blocking(move || {
+            let (loc, _) = match gk.reach(&p.target) {
+                Ok(v) => v,
+                Err(e) => return refuse(&e, json!({"receipt": "not-sent"})),
+            };
+            let mut opts = SendOpts {
+                force: crate::cli::gate_off_from_env(),
+                ..SendOpts::default()
+            };
+            opts.gate.timeout = timeout;
+            opts.gate.wait_busy = p.wait_busy;
+            opts.gate.wait_dialog = p.wait_dialog;
+            // a cancelled request stops the gate before anything is typed, and
+            // after the submit only the wait
+            let shared = Shared::new(Duration::from_millis(2)).with_cancel(cancel.clone());
+            if let Ok(mut s) = status.lock() {
+                *s = format!("{}: delivering, then waiting for the turn to end", loc.id);
+            }
+            let mut asked = crate::ask::ask_one(
+                &gk.server,
+                &gk.profiles,
+                &opts,
+                &loc.id,
+                &body,
+                &shared,
+                crate::ask::AskOpts {
+                    done_timeout,
+                    from_screen: p.from_screen,
+                    stop_on_signal: false,
+                },
+                Some(&cancel),
+            );
+            if let Some(r) = asked.rec.as_mut() {
+                r.via = Some("mcp".into());
+                crate::log::append(r);
+            }
+            let v = asked.to_json();
+            let line = asked.receipt_line().replace('\t', " ");
+            match asked.code {
+                0 => answer(&line, v),
+                _ => refuse(&line, v),
+            }
         })
         .await
     }
@@ -754,7 +1023,14 @@ impl Gatekeeper {
             |w| {
                 let (gk, loc, o, timeout, cancel) = (w.gk, w.loc, w.first, w.timeout, w.cancel);
                 let agent = o.identity.agent.clone().unwrap_or_default();
-                match wait_turn(&gk, &agent, &loc.id, timeout, false, &cancel) {
+                match wait_turn(
+                    &gk,
+                    &agent,
+                    &loc.id,
+                    timeout,
+                    crate::gate::TurnStart::Running,
+                    &cancel,
+                ) {
                     Ok(v) if v["done"] == true => answer(
                         &format!("{} turn done after {} ms", loc.id, v["turn_ms"]),
                         v,
@@ -819,7 +1095,8 @@ impl ServerHandler for Gatekeeper {
             .with_instructions(
                 "promptgate delivers prompts into AI coding agents in tmux panes exactly once. \
                  list_agents first; send_prompt refuses (tool error, nothing typed) when the agent \
-                 is not ready and says what to do; read_screen reads an answer.",
+                 is not ready and says what to do; ask_agent returns the agent's answer from its own \
+                 record; read_screen reads a screen.",
             )
     }
 }

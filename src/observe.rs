@@ -207,15 +207,16 @@ pub fn gate_live(
 }
 
 /// Wait for the turn running in `pane` to end (`--until-done`, MCP `wait_done`):
-/// busy, then ready. `fresh`: a prompt was just submitted (its turn may not show
-/// busy yet). `cancel`, when set, stops the wait (`Err`).
+/// busy, then ready. `start`: what is known about the turn's start (a `bool` is
+/// `fresh`: a prompt was just submitted, its turn may not show busy yet; see
+/// [`crate::gate::TurnStart`]). `cancel`, when set, stops the wait (`Err`).
 pub fn until_done(
     server: &Server,
     profiles: &Profiles,
     agent: &str,
     pane: &str,
     timeout: std::time::Duration,
-    fresh: bool,
+    start: impl Into<crate::gate::TurnStart>,
     cancel: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<Turn> {
     let profile = profiles.get(agent)?;
@@ -236,7 +237,7 @@ pub fn until_done(
         profile,
         &SystemClock::new(),
         timeout,
-        fresh,
+        start,
         &mut read,
         &mut hook_end,
     )

@@ -16,6 +16,8 @@ pub enum Kind {
     Refused,
     Unknown,
     Mangled,
+    /// The screen showed it taken; the agent's own record shows no entry for it.
+    Unproven,
     /// Nothing typed (the gate refused, or the pane kept changing before the paste).
     NotSent,
     /// A write failed while typing (what was typed is not typed again).
@@ -31,6 +33,7 @@ impl From<verify::Receipt> for Kind {
             verify::Receipt::Refused => Kind::Refused,
             verify::Receipt::Unknown => Kind::Unknown,
             verify::Receipt::Mangled => Kind::Mangled,
+            verify::Receipt::Unproven => Kind::Unproven,
         }
     }
 }
@@ -44,6 +47,7 @@ impl Kind {
             Kind::Refused => "refused",
             Kind::Unknown => "unknown",
             Kind::Mangled => "mangled",
+            Kind::Unproven => "unproven",
             Kind::NotSent => "not-sent",
             Kind::Failed => "failed",
         }
@@ -133,6 +137,22 @@ impl Receipt {
     /// A field of the proof, as text (`match`, `source`).
     pub fn proof_field(&self, key: &str) -> Option<&str> {
         self.proof.as_ref().and_then(|p| p[key].as_str())
+    }
+
+    /// What is known about the turn this send started (`--until-done`): the
+    /// agent's own record holds the body (exactly or not), so its turn began;
+    /// otherwise only a busy screen or the start grace can say so.
+    pub fn turn_start(&self) -> crate::gate::TurnStart {
+        let taken = self.proof_field("source") == Some("transcript")
+            && matches!(
+                self.proof_field("match"),
+                Some("exact" | "exact-but-whitespace" | "mangled")
+            );
+        if taken {
+            crate::gate::TurnStart::Taken
+        } else {
+            crate::gate::TurnStart::Submitted
+        }
     }
 
     /// What sanitising changed, for a plain line: `; 2 changes: removed
@@ -256,6 +276,7 @@ mod tests {
             (Kind::NotSent, "not-sent"),
             (Kind::Failed, "failed"),
             (Kind::Mangled, "mangled"),
+            (Kind::Unproven, "unproven"),
         ] {
             assert_eq!(serde_json::to_value(k).unwrap(), w);
             assert_eq!(k.to_string(), w);

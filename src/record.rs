@@ -77,6 +77,46 @@ pub struct RecordDef {
     /// over, and record it only then (Codex). Default: `wait_ms`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_wait_ms: Option<u64>,
+    /// The agent's session registry, which names the one record file of
+    /// `path`'s that this agent process writes (Claude Code:
+    /// `~/.claude/sessions/<pid>.json` holds `sessionId`, its transcript is
+    /// `<sessionId>.jsonl`). Without one, a `*` in `path` is narrowed to the
+    /// files the agent's processes hold open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionDef>,
+}
+
+/// A record's session registry (`[record] session = { registry, field, file }`).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SessionDef {
+    /// The registry file, as a record's `path`, plus `{pid}`: the agent's process id.
+    pub registry: String,
+    /// The field that holds the session id, dotted.
+    pub field: String,
+    /// The record file, as a record's `path`, plus `{session}`: that id.
+    pub file: String,
+}
+
+impl RecordDef {
+    /// A record that keeps text exactly as it came (no tabs or blanks changed).
+    fn plain() -> RecordDef {
+        RecordDef {
+            path: String::new(),
+            format: RecordFormat::Jsonl,
+            text: String::new(),
+            line_prefix: None,
+            filter: BTreeMap::new(),
+            tab_width: None,
+            trims_trailing: false,
+            unwrap: None,
+            parts: None,
+            file_ref: None,
+            wait_ms: wait_ms(),
+            startup_wait_ms: None,
+            session: None,
+        }
+    }
 }
 
 /// A record's pasted parts (`[record] parts = { field = "parts", … }`).
@@ -162,43 +202,98 @@ impl StatusFile {
 /// What the agent's own record says about one send (the receipt's `proof`).
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Proof {
-    /// `transcript` (the agent's record) or `screen` (no record could be read).
+    /// `transcript` (the agent's record), `hook` (its hook event) or `screen`
+    /// (no record could be read).
     pub source: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    /// `exact`, `differs` or `absent` (no new entry in time); `none` for `screen`.
+    /// `exact` (byte for byte), `exact-but-whitespace` (equal once the agent's
+    /// known way of storing whitespace is allowed for; `whitespace` says what
+    /// differed), `mangled` (this send's entry holds other text; `diff`),
+    /// `not-yet` (new entries, none of them this send's: it may come late),
+    /// `absent` (no entry in time), `unreadable` (`error`); `none` for `screen`.
     #[serde(rename = "match")]
     pub matched: &'static str,
+    /// How the record file is known to be this agent process's: `path` (the
+    /// profile names one file), `registry` (the agent's session registry names
+    /// it), `open-file` (the agent process holds it open), `unproven` (the
+    /// newest files that match: an entry there proves only an exact body).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<&'static str>,
     /// SHA-256 of the body as sent.
     pub sha256: String,
-    /// Why there is no record (`source: screen`).
+    /// Why there is no record (`source: screen`), or more about the match.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
-    /// `differs`: the first byte where the record and the body part, and both lengths.
+    /// `unreadable`: the error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// `exact-but-whitespace`: what differed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub whitespace: Option<String>,
+    /// `mangled`: the first byte where the record and the body part, and both lengths.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_difference: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body_len: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub record_len: Option<usize>,
+    /// `mangled`: the text around the first difference, as sent and as recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<Diff>,
+    /// `not-yet` (and an `unproven` `absent`): how many new entries were not this send's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other_entries: Option<usize>,
     /// How long after the submit the entry was read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waited_ms: Option<u64>,
 }
 
+/// Where a mangled entry parts from the body: up to 40 bytes either side of
+/// the first difference (on character boundaries), as sent and as recorded.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Diff {
+    pub sent: String,
+    pub recorded: String,
+}
+
+/// Does a `match` value say the agent recorded the body (byte for byte, or
+/// but for whitespace it is known to store its own way)?
+pub fn is_exact(matched: &str) -> bool {
+    matched == "exact" || matched == "exact-but-whitespace"
+}
+
 impl Proof {
-    pub fn screen(body: &str, why: &str) -> Proof {
+    fn new(source: &'static str, body: &str) -> Proof {
         Proof {
-            source: "screen",
+            source,
             path: None,
-            matched: "none",
+            matched: "absent",
+            owner: None,
             sha256: sha256_hex(body.as_bytes()),
-            why: Some(why.to_string()),
+            why: None,
+            error: None,
+            whitespace: None,
             first_difference: None,
             body_len: None,
             record_len: None,
+            diff: None,
+            other_entries: None,
             waited_ms: None,
         }
+    }
+
+    pub fn screen(body: &str, why: &str) -> Proof {
+        Proof {
+            matched: "none",
+            why: Some(why.to_string()),
+            ..Proof::new("screen", body)
+        }
+    }
+
+    /// Is the record this proof read known to be this agent process's own?
+    pub fn owner_proven(&self) -> bool {
+        self.source == "transcript" && self.owner.is_some_and(|o| o != "unproven")
     }
 }
 
@@ -227,26 +322,20 @@ impl HookMark {
     /// A prompt event since the mark whose prompt is the body: proof.
     pub fn prove(&self, def: Option<&RecordDef>, body: &str) -> Option<Proof> {
         let events = crate::hooks::events_since(&self.path, self.since);
-        let same = |p: &str| match def {
-            Some(d) => normalise(d, p) == normalise(d, body),
-            None => p == body,
-        };
-        events
+        let prompts: Vec<String> = events
             .iter()
             .filter(|e| crate::hooks::is_prompt_event(e))
-            .filter_map(|e| e["prompt"].as_str())
-            .any(same)
-            .then(|| Proof {
-                source: "hook",
-                path: Some(self.path.display().to_string()),
-                matched: "exact",
-                sha256: sha256_hex(body.as_bytes()),
-                why: None,
-                first_difference: None,
-                body_len: None,
-                record_len: None,
-                waited_ms: Some(0),
-            })
+            .filter_map(|e| e["prompt"].as_str().map(str::to_string))
+            .collect();
+        let plain = RecordDef::plain();
+        let p = judge(def.unwrap_or(&plain), body, &prompts, true);
+        is_exact(p.matched).then(|| Proof {
+            source: "hook",
+            path: Some(self.path.display().to_string()),
+            owner: None,
+            waited_ms: Some(0),
+            ..p
+        })
     }
 }
 
@@ -258,10 +347,25 @@ pub struct Mark {
     pattern: PathBuf,
     /// Each matching file's size (jsonl) or entry count (json-array) at the mark.
     before: BTreeMap<PathBuf, u64>,
+    /// `before` lists every file that matched at the mark: a file not in it is
+    /// new, all of it written after the mark (false over ssh when a directory
+    /// held more than the 8 newest listed: a file not in it is then not read).
+    complete: bool,
     /// This machine, or tmux's through its ssh.
     files: crate::files::Files,
     /// How long to wait for the entry after the submit.
     wait: Duration,
+    /// Who writes the record: the pane's and the agent's process ids, the
+    /// agent's environment and directory (for its session registry).
+    who: Option<Who>,
+}
+
+#[derive(Debug, Clone)]
+struct Who {
+    pane_pid: u32,
+    agent_pid: u32,
+    env: BTreeMap<String, String>,
+    cwd: PathBuf,
 }
 
 /// Mark the record of the agent under `pane_pid` before anything is typed;
@@ -308,40 +412,64 @@ pub fn mark(profile: &Profile, pane_pid: Option<u32>) -> std::result::Result<Mar
         Some(ms) if young => ms.max(def.wait_ms),
         _ => def.wait_ms,
     });
-    let before = matching(&files, &pattern)
-        .into_iter()
-        .map(|p| {
-            let n = count(&files, &def, &p);
-            (p, n)
-        })
-        .collect();
-    Ok(Mark {
-        def,
-        pattern,
-        before,
-        files,
-        wait,
-    })
+    let who = Who {
+        pane_pid,
+        agent_pid: agent.pid,
+        env,
+        cwd,
+    };
+    Ok(Mark::new(def, pattern, files, wait, Some(who)))
 }
 
 impl Mark {
+    /// Mark `pattern` now: the size of every file that matches (locally; over
+    /// ssh of the newest 8 at each level), and of the files this agent is
+    /// known to own.
+    fn new(
+        def: RecordDef,
+        pattern: PathBuf,
+        files: crate::files::Files,
+        wait: Duration,
+        who: Option<Who>,
+    ) -> Mark {
+        let each = if files.is_remote() { 8 } else { usize::MAX };
+        let mut m = Mark {
+            def,
+            pattern,
+            before: BTreeMap::new(),
+            complete: true,
+            files,
+            wait,
+            who,
+        };
+        let (listed, cut) = matching_all(&m.files, &m.pattern, each);
+        m.complete = !cut;
+        let (owned, _) = m.owned();
+        for p in listed.into_iter().chain(owned) {
+            let n = count(&m.files, &m.def, &p);
+            m.before.insert(p, n);
+        }
+        m
+    }
+
     /// Wait (at most the profile's `wait_ms`) for what the agent appended after
     /// the mark, and judge it against `body` (the text as sent).
     pub fn prove(&self, body: &str) -> Proof {
         let start = Instant::now();
         let deadline = start + self.wait;
+        // A record known to be this agent's that has no entry for this send by
+        // the deadline makes the receipt `unproven`: before saying so, give a
+        // slow agent (a loaded machine; Claude Code writes its transcript
+        // behind the screen) at least 3 s in all.
+        let grace = start + self.wait.max(Duration::from_secs(3));
         loop {
-            let (path, entries) = self.appended();
-            let done = Instant::now() >= deadline;
+            let now = Instant::now();
+            let mut p = self.look(body);
+            let late = matches!(p.matched, "absent" | "not-yet") && p.owner_proven();
+            let done = now >= deadline && (!late || now >= grace);
             // an entry that is not (yet) the body may be half written (a plain
             // text record has no end mark): look again until the deadline
-            let judged = (!entries.is_empty() || done).then(|| judge(&self.def, body, &entries));
-            if let Some(mut p) = judged.filter(|p| p.matched == "exact" || done) {
-                p.path = Some(
-                    path.unwrap_or_else(|| self.pattern.clone())
-                        .display()
-                        .to_string(),
-                );
+            if is_exact(p.matched) || done {
                 p.waited_ms = Some(start.elapsed().as_millis() as u64);
                 return p;
             }
@@ -354,66 +482,296 @@ impl Mark {
         }
     }
 
-    /// The texts appended since the mark (in the file that grew), in order.
-    fn appended(&self) -> (Option<PathBuf>, Vec<String>) {
-        for p in matching(&self.files, &self.pattern) {
-            let since = self.before.get(&p).copied().unwrap_or(0);
-            let texts = match self.def.format {
-                RecordFormat::Jsonl => tail_lines(&self.files, &p, since)
-                    .into_iter()
-                    .filter_map(|l| serde_json::from_str::<serde_json::Value>(&l).ok())
-                    .filter_map(|v| entry_text(&self.def, &v))
-                    .map(|t| put_back_files(&self.files, &self.def, &p, t))
-                    .collect::<Vec<_>>(),
-                RecordFormat::JsonArray => read_array(&self.files, &p)
-                    .into_iter()
-                    .skip(since as usize)
-                    .filter_map(|v| entry_text(&self.def, &v))
-                    .map(|t| put_back_files(&self.files, &self.def, &p, t))
-                    .collect(),
-                RecordFormat::PrefixedLines => {
-                    prefixed_entries(&tail_lines(&self.files, &p, since), &self.def)
-                }
+    /// One look at the record: the files this agent owns when that is known
+    /// (only they can prove a `mangled`), else the newest that match.
+    fn look(&self, body: &str) -> Proof {
+        let (owned, owner) = self.owned();
+        let proven = owner != "unproven";
+        let candidates = if proven {
+            owned
+        } else {
+            matching(&self.files, &self.pattern, 8)
+        };
+        let mut first_error: Option<(PathBuf, String)> = None;
+        let mut all: Vec<String> = Vec::new();
+        let mut grew: Option<PathBuf> = None;
+        for p in &candidates {
+            let since = match self.before.get(p) {
+                Some(n) => *n,
+                // not there at the mark: new, unless the mark could not list all
+                None if self.complete => 0,
+                None => continue,
             };
-            if !texts.is_empty() {
-                return (Some(p), texts);
+            match self.appended(p, since) {
+                Ok(texts) if texts.is_empty() => {}
+                Ok(texts) => {
+                    let mut j = judge(&self.def, body, &texts, proven);
+                    if is_exact(j.matched) {
+                        j.path = Some(p.display().to_string());
+                        j.owner = Some(owner);
+                        return j;
+                    }
+                    grew.get_or_insert_with(|| p.clone());
+                    all.extend(texts);
+                }
+                Err(e) => {
+                    first_error.get_or_insert((p.clone(), e));
+                }
             }
         }
-        (None, Vec::new())
+        let mut j = judge(&self.def, body, &all, proven);
+        j.owner = Some(owner);
+        if j.matched == "absent" && all.is_empty() {
+            if let Some((p, e)) = first_error.filter(|_| proven) {
+                j.matched = "unreadable";
+                j.error = Some(e);
+                grew = Some(p);
+            }
+        }
+        if !proven && !all.is_empty() {
+            j.why = Some(format!(
+                "{} new entries, none the body, in files not known to be this agent's",
+                all.len()
+            ));
+        }
+        let path = grew
+            .or_else(|| candidates.first().cloned().filter(|_| proven))
+            .unwrap_or_else(|| self.pattern.clone());
+        j.path = Some(path.display().to_string());
+        j
+    }
+
+    /// The record files this agent process writes, and how that is known:
+    /// `path` (the profile names one file), `registry` (its session registry
+    /// names its session), `open-file` (a process in the pane holds it open),
+    /// else `unproven` (none known).
+    fn owned(&self) -> (Vec<PathBuf>, &'static str) {
+        if !self.pattern.to_string_lossy().contains('*') {
+            return (vec![self.pattern.clone()], "path");
+        }
+        let Some(who) = &self.who else {
+            return (Vec::new(), "unproven");
+        };
+        if let Some(p) = self.registry_file(who) {
+            return (vec![p], "registry");
+        }
+        if !self.files.is_remote() {
+            let open = open_files(who.pane_pid, &self.pattern);
+            if !open.is_empty() {
+                return (open, "open-file");
+            }
+        }
+        (Vec::new(), "unproven")
+    }
+
+    /// The file the agent's session registry names (`[record] session`).
+    fn registry_file(&self, who: &Who) -> Option<PathBuf> {
+        let s = self.def.session.as_ref()?;
+        let reg = expand(
+            &s.registry.replace("{pid}", &who.agent_pid.to_string()),
+            &who.env,
+            &who.cwd,
+        )
+        .ok()?;
+        let raw = self.files.read(&reg)?;
+        let v: serde_json::Value = serde_json::from_slice(&raw).ok()?;
+        let id = field(&v, &s.field)?.as_str()?;
+        let safe = !id.is_empty()
+            && id.len() <= 200
+            && !id.contains(['/', '\\', '\0', '*', '{', '}'])
+            && id != "."
+            && id != "..";
+        if !safe {
+            return None;
+        }
+        expand(&s.file.replace("{session}", id), &who.env, &who.cwd).ok()
+    }
+
+    /// The texts appended to `path` since `since` (bytes or entries), in order;
+    /// `Err`: it could not be read (the error), or is not a regular file.
+    fn appended(&self, p: &Path, since: u64) -> std::result::Result<Vec<String>, String> {
+        Ok(match self.def.format {
+            RecordFormat::Jsonl => tail_lines(&self.files, p, since)?
+                .into_iter()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(&l).ok())
+                .filter_map(|v| entry_text(&self.def, &v))
+                .map(|t| put_back_files(&self.files, &self.def, p, t))
+                .collect(),
+            RecordFormat::JsonArray => read_array(&self.files, p)?
+                .into_iter()
+                .skip(since as usize)
+                .filter_map(|v| entry_text(&self.def, &v))
+                .map(|t| put_back_files(&self.files, &self.def, p, t))
+                .collect(),
+            RecordFormat::PrefixedLines => {
+                prefixed_entries(&tail_lines(&self.files, p, since)?, &self.def)
+            }
+        })
     }
 }
 
+/// The files that processes under `pane_pid` hold open and that `pattern`
+/// matches (Codex keeps its session rollout open while it runs).
+fn open_files(pane_pid: u32, pattern: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for proc in process_tree(pane_pid) {
+        let Ok(rd) = std::fs::read_dir(format!("/proc/{}/fd", proc.pid)) else {
+            continue;
+        };
+        for fd in rd.flatten() {
+            if let Ok(target) = std::fs::read_link(fd.path()) {
+                if pattern_matches(pattern, &target) && !out.contains(&target) {
+                    out.push(target);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Does `path` match `pattern` (a `*` in a component matches any name)?
+fn pattern_matches(pattern: &Path, path: &Path) -> bool {
+    let (a, b): (Vec<_>, Vec<_>) = (pattern.components().collect(), path.components().collect());
+    a.len() == b.len()
+        && a.iter().zip(&b).all(|(p, c)| {
+            let (p, c) = (
+                p.as_os_str().to_string_lossy(),
+                c.as_os_str().to_string_lossy(),
+            );
+            match p.split_once('*') {
+                None => p == c,
+                Some((pre, post)) => {
+                    c.len() >= pre.len() + post.len() && c.starts_with(pre) && c.ends_with(post)
+                }
+            }
+        })
+}
+
 /// Judge the appended entries against the body: `exact` when one of them is
-/// the body (as the agent stores text: tabs and trailing blanks per profile),
-/// else `differs` against the last, or `absent`.
-pub fn judge(def: &RecordDef, body: &str, entries: &[String]) -> Proof {
-    let want = normalise(def, body);
-    let mut p = Proof {
-        source: "transcript",
-        path: None,
-        matched: "absent",
-        sha256: sha256_hex(body.as_bytes()),
-        why: None,
-        first_difference: None,
-        body_len: None,
-        record_len: None,
-        waited_ms: None,
-    };
-    if entries.iter().any(|e| normalise(def, e) == want) {
+/// the body byte for byte, `exact-but-whitespace` when one is once the agent's
+/// way with whitespace (tabs, trailing blanks, per profile) is allowed for;
+/// else `mangled` against the last entry that is this send's (one that shares
+/// most of its start or end with the body: a late entry of an earlier prompt
+/// is not), when the record is this agent's own (`proven`); else `not-yet`
+/// when there were other entries, or `absent`.
+pub fn judge(def: &RecordDef, body: &str, entries: &[String], proven: bool) -> Proof {
+    let mut p = Proof::new("transcript", body);
+    if entries.iter().any(|e| e == body) {
         p.matched = "exact";
-    } else if let Some(last) = entries.last() {
-        let got = normalise(def, last);
-        p.matched = "differs";
-        p.first_difference = Some(
-            want.bytes()
+        return p;
+    }
+    let want = normalise(def, body);
+    if let Some(e) = entries.iter().find(|e| normalise(def, e) == want) {
+        p.matched = "exact-but-whitespace";
+        p.whitespace = Some(whitespace_difference(body, e));
+        return p;
+    }
+    let ours = entries
+        .iter()
+        .rev()
+        .find(|e| this_sends(&want, &normalise(def, e)));
+    match ours {
+        Some(last) if proven => {
+            let got = normalise(def, last);
+            p.matched = "mangled";
+            let at = want
+                .bytes()
                 .zip(got.bytes())
                 .position(|(a, b)| a != b)
-                .unwrap_or(want.len().min(got.len())),
-        );
-        p.body_len = Some(body.len());
-        p.record_len = Some(last.len());
+                .unwrap_or(want.len().min(got.len()));
+            p.first_difference = Some(at);
+            p.body_len = Some(body.len());
+            p.record_len = Some(last.len());
+            p.diff = Some(Diff {
+                sent: around(&want, at),
+                recorded: around(&got, at),
+            });
+            p.other_entries = Some(entries.len() - 1).filter(|n| *n > 0);
+        }
+        _ if proven && !entries.is_empty() => {
+            p.matched = "not-yet";
+            p.other_entries = Some(entries.len());
+            p.why = Some(format!(
+                "{} new entr{} in the record, none this send's (an earlier prompt recorded late?)",
+                entries.len(),
+                if entries.len() == 1 { "y" } else { "ies" }
+            ));
+        }
+        _ => {
+            p.other_entries = Some(entries.len()).filter(|n| *n > 0);
+        }
     }
     p
+}
+
+/// Is `entry` (normalised) this send's `body` (normalised), mangled? It keeps
+/// at least half of the body's bytes as its start and end together (a byte
+/// lost or changed leaves the rest in place), or at least half of a sample of
+/// its 16-byte pieces (up to 64, evenly spread) are found in the body (whole
+/// reads lost on the way in leave the pieces between them); another prompt
+/// shares little of either.
+fn this_sends(body: &str, entry: &str) -> bool {
+    let (a, b) = (body.as_bytes(), entry.as_bytes());
+    let n = a.len().min(b.len());
+    let pre = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let suf = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take(n - pre)
+        .take_while(|(x, y)| x == y)
+        .count();
+    if 2 * (pre + suf) >= a.len().max(1) {
+        return true;
+    }
+    const PIECE: usize = 16;
+    let pieces = b.len() / PIECE;
+    if pieces < 2 {
+        return false;
+    }
+    let sample = pieces.min(64);
+    let found = (0..sample)
+        .map(|i| i * pieces / sample * PIECE)
+        .filter(|&at| {
+            let piece = &b[at..at + PIECE];
+            a.windows(PIECE).any(|w| w == piece)
+        })
+        .count();
+    2 * found >= sample
+}
+
+/// Up to 40 bytes either side of byte `at` of `s`, on character boundaries.
+fn around(s: &str, at: usize) -> String {
+    let mut from = at.saturating_sub(40).min(s.len());
+    while !s.is_char_boundary(from) {
+        from -= 1;
+    }
+    let mut to = (at + 40).min(s.len());
+    while !s.is_char_boundary(to) {
+        to += 1;
+    }
+    s[from..to].to_string()
+}
+
+/// What differs in whitespace between the body and an entry equal to it once
+/// normalised: tabs stored as spaces, blanks added or taken at the end.
+fn whitespace_difference(body: &str, entry: &str) -> String {
+    let mut out = Vec::new();
+    let (bt, et) = (body.matches('\t').count(), entry.matches('\t').count());
+    if bt > et {
+        out.push(format!("{} tab(s) stored as spaces", bt - et));
+    }
+    let end = |s: &str| s[s.trim_end().len()..].to_string();
+    let (be, ee) = (end(body), end(entry));
+    if be != ee {
+        out.push(format!(
+            "the record ends with {ee:?} where the body ends with {be:?}"
+        ));
+    }
+    if out.is_empty() {
+        out.push("whitespace differs".into());
+    }
+    out.join("; ")
 }
 
 fn normalise(def: &RecordDef, s: &str) -> String {
@@ -454,7 +812,7 @@ fn entry_text(def: &RecordDef, v: &serde_json::Value) -> Option<String> {
         Some(pd) => put_back_parts(pd, v, text),
         None => text,
     };
-    Some(match def.unwrap.as_deref().map(regex::Regex::new) {
+    Some(match def.unwrap.as_deref().map(regex_of) {
         Some(Ok(re)) => re.replace_all(&text, "$text").into_owned(),
         _ => text,
     })
@@ -468,7 +826,7 @@ fn put_back_files(
     record: &Path,
     text: String,
 ) -> String {
-    let Some(Ok(re)) = def.file_ref.as_deref().map(regex::Regex::new) else {
+    let Some(Ok(re)) = def.file_ref.as_deref().map(regex_of) else {
         return text;
     };
     let Some(dir) = record.parent() else {
@@ -534,53 +892,157 @@ fn prefixed_entries(lines: &[String], def: &RecordDef) -> Vec<String> {
     }
     out.extend(cur);
     out.into_iter()
-        .map(|t| match def.unwrap.as_deref().map(regex::Regex::new) {
+        .map(|t| match def.unwrap.as_deref().map(regex_of) {
             Some(Ok(re)) => re.replace_all(&t, "$text").into_owned(),
             _ => t,
         })
         .collect()
 }
 
+/// A profile's regex, compiled once per process (a record may hold thousands of entries).
+fn regex_of(src: &str) -> std::result::Result<regex::Regex, regex::Error> {
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<BTreeMap<String, regex::Regex>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(re) = cache.lock().ok().and_then(|c| c.get(src).cloned()) {
+        return Ok(re);
+    }
+    let re = regex::Regex::new(src)?;
+    if let Ok(mut c) = cache.lock() {
+        c.insert(src.to_string(), re.clone());
+    }
+    Ok(re)
+}
+
 fn field<'a>(v: &'a serde_json::Value, dotted: &str) -> Option<&'a serde_json::Value> {
     dotted.split('.').try_fold(v, |v, k| v.get(k))
 }
 
-/// The lines appended to `path` after byte `since` (complete lines only; the
-/// whole file when it shrank: it was rewritten).
-fn tail_lines(files: &crate::files::Files, path: &Path, since: u64) -> Vec<String> {
-    let Some(buf) = files.read_from(path, since) else {
-        return Vec::new();
+/// The most of a record read at one look: more than this appended during one
+/// send is read from its last 64 MiB (a record is never read whole into memory
+/// without bound).
+const READ_MAX: u64 = 64 << 20;
+
+/// The bytes of `path` from `since` on (from 0 when it shrank: it was
+/// rewritten). Locally only a regular file is read, never through a symbolic
+/// link (a link in a record directory may point at another session's record),
+/// never a FIFO or a device (a read could block).
+fn read_tail(
+    files: &crate::files::Files,
+    path: &Path,
+    since: u64,
+) -> std::result::Result<Vec<u8>, String> {
+    if files.is_remote() {
+        return match files.read_from(path, since) {
+            Some(b) => Ok(b),
+            None if files.len(path).is_none() => Ok(Vec::new()),
+            None => Err(format!("{}: could not read it over ssh", path.display())),
+        };
+    }
+    use std::io::{Read, Seek, SeekFrom};
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("{}: {e}", path.display())),
     };
-    let text = String::from_utf8_lossy(&buf);
-    let complete = text.rfind('\n').map_or("", |i| &text[..i]);
-    complete.lines().map(str::to_string).collect()
+    if meta.file_type().is_symlink() {
+        return Err(format!(
+            "{}: a symbolic link; a record is read only from a regular file",
+            path.display()
+        ));
+    }
+    if !meta.is_file() {
+        return Err(format!("{}: not a regular file", path.display()));
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags_nofollow()
+        .open(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let from = if len < since { 0 } else { since };
+    let from = from.max(len.saturating_sub(READ_MAX));
+    f.seek(SeekFrom::Start(from))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut buf = Vec::new();
+    f.take(READ_MAX)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(buf)
 }
 
-fn read_array(files: &crate::files::Files, path: &Path) -> Vec<serde_json::Value> {
-    files
-        .read(path)
-        .and_then(|b| serde_json::from_slice::<Vec<serde_json::Value>>(&b).ok())
-        .unwrap_or_default()
+trait NoFollow {
+    fn custom_flags_nofollow(&mut self) -> &mut Self;
+}
+
+impl NoFollow for std::fs::OpenOptions {
+    /// `O_NOFOLLOW | O_NONBLOCK`: a link swapped in after the check is not
+    /// followed, and a FIFO swapped in does not block the open.
+    fn custom_flags_nofollow(&mut self) -> &mut Self {
+        use std::os::unix::fs::OpenOptionsExt;
+        self.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+    }
+}
+
+/// The lines appended to `path` after byte `since` (complete lines only; the
+/// whole file when it shrank: it was rewritten).
+fn tail_lines(
+    files: &crate::files::Files,
+    path: &Path,
+    since: u64,
+) -> std::result::Result<Vec<String>, String> {
+    let buf = read_tail(files, path, since)?;
+    Ok(complete_lines(&buf))
+}
+
+/// The complete lines of `buf` (a last line without its newline may be half written).
+fn complete_lines(buf: &[u8]) -> Vec<String> {
+    let Some(end) = buf.iter().rposition(|b| *b == b'\n') else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(&buf[..end])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// A json-array record's entries (`Err`: unreadable, or not an array).
+fn read_array(
+    files: &crate::files::Files,
+    path: &Path,
+) -> std::result::Result<Vec<serde_json::Value>, String> {
+    let b = read_tail(files, path, 0)?;
+    if b.is_empty() {
+        return Ok(Vec::new());
+    }
+    serde_json::from_slice::<Vec<serde_json::Value>>(&b)
+        .map_err(|e| format!("{}: not a JSON array: {e}", path.display()))
 }
 
 /// Size (jsonl) or entry count (json-array) of `path` now.
 fn count(files: &crate::files::Files, def: &RecordDef, path: &Path) -> u64 {
     match def.format {
         RecordFormat::Jsonl | RecordFormat::PrefixedLines => files.len(path).unwrap_or(0),
-        RecordFormat::JsonArray => read_array(files, path).len() as u64,
+        RecordFormat::JsonArray => read_array(files, path).map_or(0, |a| a.len() as u64),
     }
 }
 
 /// The files a pattern names: itself, or, with a `*` in some of its components
 /// (`sessions/*/*/*/rollout-*.jsonl`), every file that matches, newest first
-/// (the newest directory first at each level).
-fn matching(files: &crate::files::Files, pattern: &Path) -> Vec<PathBuf> {
+/// (the newest directory first at each level), at most `each` at each level.
+fn matching(files: &crate::files::Files, pattern: &Path, each: usize) -> Vec<PathBuf> {
+    matching_all(files, pattern, each).0
+}
+
+/// [`matching`], and whether some level had more than `each` (some left out).
+fn matching_all(files: &crate::files::Files, pattern: &Path, each: usize) -> (Vec<PathBuf>, bool) {
+    let mut cut = false;
     let comps: Vec<String> = pattern
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
     let Some(first_glob) = comps.iter().position(|c| c.contains('*')) else {
-        return vec![pattern.to_path_buf()];
+        return (vec![pattern.to_path_buf()], false);
     };
     let mut found = vec![comps[..first_glob].iter().collect::<PathBuf>()];
     for c in &comps[first_glob..] {
@@ -588,12 +1050,15 @@ fn matching(files: &crate::files::Files, pattern: &Path) -> Vec<PathBuf> {
             None => found.into_iter().map(|d| d.join(c)).collect(),
             Some((pre, post)) => found
                 .iter()
-                // a handful of the newest at each level is plenty
-                .flat_map(|d| files.list(d, pre, post).into_iter().take(8))
+                .flat_map(|d| {
+                    let all = files.list(d, pre, post);
+                    cut |= all.len() > each;
+                    all.into_iter().take(each)
+                })
                 .collect(),
         };
     }
-    found
+    (found, cut)
 }
 
 /// `path` with `~`, `{cwd}`, `{cwd_dashed}`, `{cwd_name}` and `{env:NAME|fallback}`
@@ -701,7 +1166,19 @@ mod tests {
             line_prefix: None,
             wait_ms: 10,
             startup_wait_ms: None,
+            session: None,
         }
+    }
+
+    /// A mark of `pattern` now, as `mark` makes one, for no process.
+    fn mark_now(d: RecordDef, pattern: &Path) -> Mark {
+        Mark::new(
+            d,
+            pattern.to_path_buf(),
+            crate::files::Files::Local,
+            Duration::from_millis(10),
+            None,
+        )
     }
 
     /// The claude profile's `unwrap`.
@@ -766,17 +1243,36 @@ mod tests {
     }
 
     #[test]
-    fn judged_exact_differs_or_absent() {
+    fn judged_exact_mangled_not_yet_or_absent() {
         let d = def("text");
-        assert_eq!(judge(&d, "a\tb", &["a    b".into()]).matched, "exact");
-        assert_eq!(judge(&d, "a b  ", &["a b".into()]).matched, "exact");
-        let p = judge(&d, "hello world", &["hello wor".into()]);
-        assert_eq!(p.matched, "differs");
+        assert_eq!(judge(&d, "a\tb", &["a\tb".into()], true).matched, "exact");
+        let p = judge(&d, "a\tb", &["a    b".into()], true);
+        assert_eq!(p.matched, "exact-but-whitespace");
+        assert_eq!(p.whitespace.as_deref(), Some("1 tab(s) stored as spaces"));
+        let p = judge(&d, "a b  ", &["a b".into()], true);
+        assert_eq!(p.matched, "exact-but-whitespace");
+        assert_eq!(
+            p.whitespace.as_deref(),
+            Some(r#"the record ends with "" where the body ends with "  ""#)
+        );
+        let p = judge(&d, "hello world", &["hello wor".into()], true);
+        assert_eq!(p.matched, "mangled");
         assert_eq!(p.first_difference, Some(9));
         assert_eq!((p.body_len, p.record_len), (Some(11), Some(9)));
-        let p = judge(&d, "abcdef", &["abXdef".into()]);
+        let diff = p.diff.unwrap();
+        assert_eq!(
+            (diff.sent.as_str(), diff.recorded.as_str()),
+            ("hello world", "hello wor")
+        );
+        let p = judge(&d, "abcdef", &["abXdef".into()], true);
         assert_eq!(p.first_difference, Some(2));
-        assert_eq!(judge(&d, "x", &[]).matched, "absent");
+        assert_eq!(judge(&d, "x", &[], true).matched, "absent");
+        // another prompt's entry (an earlier one, recorded late) is not this send's
+        let p = judge(&d, "fix the failing test", &["run the linter".into()], true);
+        assert_eq!((p.matched, p.other_entries), ("not-yet", Some(1)));
+        // in a file not known to be this agent's, nothing but the body proves anything
+        let p = judge(&d, "hello world", &["hello wor".into()], false);
+        assert_eq!((p.matched, p.other_entries), ("absent", Some(1)));
         assert_eq!(
             sha256_hex(b"abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
@@ -797,13 +1293,8 @@ mod tests {
             tab_width: None,
             ..def("")
         };
-        let m = Mark {
-            before: BTreeMap::from([(f.clone(), std::fs::metadata(&f).unwrap().len())]),
-            files: crate::files::Files::Local,
-            wait: Duration::from_millis(10),
-            pattern: f.clone(),
-            def: d.clone(),
-        };
+        let m = mark_now(d, &f);
+        let since = m.before[&f];
         use std::io::Write;
         let mut w = std::fs::OpenOptions::new().append(true).open(&f).unwrap();
         write!(
@@ -812,12 +1303,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            m.appended().1,
+            m.appended(&f, since).unwrap(),
             vec!["three lines\n\tsecond\n+third".to_string()]
         );
         assert_eq!(m.prove("three lines\n\tsecond\n+third").matched, "exact");
         write!(w, "\n# 2026-12-02 13:50:16\n+next\n").unwrap();
-        assert_eq!(m.appended().1.len(), 2);
+        assert_eq!(m.appended(&f, since).unwrap().len(), 2);
     }
 
     #[test]
@@ -829,13 +1320,7 @@ mod tests {
             path: f.display().to_string(),
             ..def("text")
         };
-        let m = Mark {
-            before: BTreeMap::from([(f.clone(), std::fs::metadata(&f).unwrap().len())]),
-            files: crate::files::Files::Local,
-            wait: Duration::from_millis(10),
-            pattern: f.clone(),
-            def: d,
-        };
+        let m = mark_now(d, &f);
         use std::io::Write;
         let mut w = std::fs::OpenOptions::new().append(true).open(&f).unwrap();
         writeln!(w, "{{\"type\":\"user\",\"text\":\"new one\"}}").unwrap();
@@ -859,9 +1344,17 @@ mod tests {
         };
         let got = entry_text(&d, &v).unwrap();
         assert_eq!(got, "hello thereline one\nline two\n\nline four ");
+        // OpenCode keeps a trailing space after a paste: not byte for byte
+        let p = judge(
+            &d,
+            "hello thereline one\nline two\n\nline four",
+            &[got],
+            true,
+        );
+        assert_eq!(p.matched, "exact-but-whitespace");
         assert_eq!(
-            judge(&d, "hello thereline one\nline two\n\nline four", &[got]).matched,
-            "exact"
+            p.whitespace.as_deref(),
+            Some(r#"the record ends with " " where the body ends with """#)
         );
         // no parts: the input as it is
         let v: serde_json::Value =
@@ -880,6 +1373,7 @@ mod tests {
         let got: Vec<PathBuf> = matching(
             &crate::files::Files::Local,
             &dir.path().join("state/*/events.jsonl"),
+            8,
         )
         .into_iter()
         .filter(|p| p.exists())
@@ -925,5 +1419,375 @@ mod tests {
         std::fs::write(&other, "no").unwrap();
         let t = format!("<pasted_content file=\"{}\" />", other.display());
         assert_eq!(put_back_files(&local, &d, &record, t.clone()), t);
+    }
+    fn append(f: &Path, line: &str) {
+        use std::io::Write;
+        let mut w = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(f)
+            .unwrap();
+        writeln!(w, "{line}").unwrap();
+    }
+
+    fn user(text: &str) -> String {
+        serde_json::json!({"type": "user", "text": text}).to_string()
+    }
+
+    /// Two sessions in one project: the files `a.jsonl` and `b.jsonl` side by
+    /// side, `b` written last; a mark for the agent whose registry names `a`.
+    fn two_sessions(dir: &Path, registry: bool) -> (Mark, PathBuf, PathBuf) {
+        let proj = dir.join("projects/-p");
+        std::fs::create_dir_all(&proj).unwrap();
+        std::fs::create_dir_all(dir.join("sessions")).unwrap();
+        let (a, b) = (proj.join("a.jsonl"), proj.join("b.jsonl"));
+        append(&a, &user("old a"));
+        append(&b, &user("old b"));
+        if registry {
+            std::fs::write(dir.join("sessions/4242.json"), r#"{"sessionId":"a"}"#).unwrap();
+        }
+        let d = RecordDef {
+            path: proj.join("*.jsonl").display().to_string(),
+            session: Some(SessionDef {
+                registry: dir.join("sessions/{pid}.json").display().to_string(),
+                field: "sessionId".into(),
+                file: proj.join("{session}.jsonl").display().to_string(),
+            }),
+            ..def("text")
+        };
+        let who = Who {
+            pane_pid: u32::MAX - 1,
+            agent_pid: 4242,
+            env: BTreeMap::from([("HOME".into(), dir.display().to_string())]),
+            cwd: PathBuf::from("/p"),
+        };
+        let m = Mark::new(
+            d.clone(),
+            proj.join("*.jsonl"),
+            crate::files::Files::Local,
+            Duration::from_millis(10),
+            Some(who),
+        );
+        (m, a, b)
+    }
+
+    /// A new mark (the next send's) of what `m` marked.
+    fn remark(m: &Mark) -> Mark {
+        Mark::new(
+            m.def.clone(),
+            m.pattern.clone(),
+            crate::files::Files::Local,
+            m.wait,
+            m.who.clone(),
+        )
+    }
+
+    #[test]
+    fn the_record_is_the_one_this_agents_registry_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let (m, a, b) = two_sessions(dir.path(), true);
+        // each agent records its own prompt; the other session's is written last
+        append(&a, &user("fix the failing test in src/lib.rs"));
+        append(&b, &user("write the changelog for the release"));
+        let p = m.prove("fix the failing test in src/lib.rs");
+        assert_eq!((p.matched, p.owner), ("exact", Some("registry")), "{p:?}");
+        assert_eq!(p.path.as_deref(), Some(a.to_str().unwrap()));
+        // the other session's entry, close to this body, is never this one's
+        let m = remark(&m);
+        append(&b, &user("fix the failing test in src/lib.r"));
+        let p = m.prove("fix the failing test in src/main.rs");
+        assert_eq!(p.matched, "absent", "{p:?}");
+        assert_eq!(p.path.as_deref(), Some(a.to_str().unwrap()));
+        // a mangled entry in its own file is mangled
+        append(&a, &user("fix the failing test in src/mai"));
+        let p = m.prove("fix the failing test in src/main.rs");
+        assert_eq!(p.matched, "mangled", "{p:?}");
+        assert_eq!(p.path.as_deref(), Some(a.to_str().unwrap()));
+    }
+
+    #[test]
+    fn a_file_not_known_to_be_this_agents_proves_only_the_body() {
+        let dir = tempfile::tempdir().unwrap();
+        let (m, a, b) = two_sessions(dir.path(), false);
+        append(&b, &user("fix the failing test in src/lib.r"));
+        let p = m.prove("fix the failing test in src/lib.rs");
+        assert_eq!((p.matched, p.owner), ("absent", Some("unproven")), "{p:?}");
+        assert!(!p.owner_proven());
+        append(&a, &user("fix the failing test in src/lib.rs"));
+        let p = m.prove("fix the failing test in src/lib.rs");
+        assert_eq!((p.matched, p.owner), ("exact", Some("unproven")), "{p:?}");
+        assert_eq!(p.path.as_deref(), Some(a.to_str().unwrap()));
+    }
+
+    #[test]
+    fn a_file_the_agent_holds_open_is_its_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let (m, a, b) = two_sessions(dir.path(), false);
+        // a process that holds `a` open, as codex holds its rollout
+        let mut child = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("exec 3>>'{}'; exec sleep 60", a.display()))
+            .spawn()
+            .unwrap();
+        let m = Mark {
+            who: Some(Who {
+                pane_pid: child.id(),
+                ..m.who.clone().unwrap()
+            }),
+            ..m
+        };
+        // wait (without a clock) until it holds it open
+        while m.owned().1 != "open-file" {
+            std::thread::yield_now();
+        }
+        append(&a, &user("fix the failing test in src/mai"));
+        append(&b, &user("fix the failing test in src/main.rs"));
+        let p = m.prove("fix the failing test in src/main.rs");
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(
+            (p.matched, p.owner),
+            ("mangled", Some("open-file")),
+            "{p:?}"
+        );
+        assert_eq!(p.path.as_deref(), Some(a.to_str().unwrap()));
+    }
+
+    #[test]
+    fn a_symbolic_link_in_the_record_directory_is_never_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let (m, _, _) = two_sessions(dir.path(), false);
+        let elsewhere = dir.path().join("other-session.jsonl");
+        append(&elsewhere, &user("old"));
+        std::os::unix::fs::symlink(&elsewhere, dir.path().join("projects/-p/link.jsonl")).unwrap();
+        append(&elsewhere, &user("fix the failing test"));
+        let p = m.prove("fix the failing test");
+        assert_eq!(p.matched, "absent", "{p:?}");
+        // the file the registry names, a link: unreadable, and why
+        let (m, a, _) = two_sessions(&dir.path().join("2"), true);
+        std::fs::remove_file(&a).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &a).unwrap();
+        append(&elsewhere, &user("fix the failing test"));
+        let p = m.prove("fix the failing test");
+        assert_eq!(p.matched, "unreadable", "{p:?}");
+        assert!(p.error.unwrap().contains("a symbolic link"));
+    }
+
+    #[test]
+    fn an_old_file_appended_during_the_send_is_read_from_its_mark() {
+        let dir = tempfile::tempdir().unwrap();
+        let proj = dir.path().join("p");
+        std::fs::create_dir_all(&proj).unwrap();
+        // 20 days old, with the same prompt sent then; 9 newer sessions
+        let old = proj.join("old.jsonl");
+        append(&old, &user("fix the failing test"));
+        let then = std::time::SystemTime::now() - Duration::from_secs(20 * 86400);
+        std::fs::File::options()
+            .append(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(then)
+            .unwrap();
+        for i in 0..9 {
+            append(&proj.join(format!("s{i}.jsonl")), &user("x"));
+        }
+        let m = mark_now(def("text"), &proj.join("*.jsonl"));
+        // something else is appended to it during the send
+        append(&old, r#"{"type":"assistant","text":"late reply"}"#);
+        let p = m.prove("fix the failing test");
+        assert_eq!(p.matched, "absent", "{p:?}");
+    }
+
+    #[test]
+    fn an_earlier_prompts_late_entry_is_not_this_sends() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("history.jsonl");
+        append(&f, &user("first prompt"));
+        let m = mark_now(def("text"), &f);
+        append(&f, &user("the previous prompt, recorded late"));
+        let p = m.prove("the next prompt, not recorded yet");
+        assert_eq!((p.matched, p.owner), ("not-yet", Some("path")), "{p:?}");
+        assert!(p.owner_proven());
+        append(&f, &user("the next prompt, not recorded yet"));
+        assert_eq!(
+            m.prove("the next prompt, not recorded yet").matched,
+            "exact"
+        );
+    }
+
+    #[test]
+    fn an_unreadable_record_says_why_and_never_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("history.jsonl");
+        // a FIFO where the record should be: a read would block
+        let ok = std::process::Command::new("mkfifo")
+            .arg(&f)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let m = mark_now(def("text"), &f);
+        let p = m.prove("hello");
+        assert_eq!(p.matched, "unreadable", "{p:?}");
+        assert!(p.error.unwrap().contains("not a regular file"));
+        // a directory: the same
+        let d = dir.path().join("dir.jsonl");
+        std::fs::create_dir(&d).unwrap();
+        let p = mark_now(def("text"), &d).prove("hello");
+        assert_eq!(p.matched, "unreadable", "{p:?}");
+    }
+
+    #[test]
+    fn an_entry_that_lost_whole_reads_is_still_this_sends() {
+        let body: String = (0..200)
+            .map(|i| format!("{i:04} a line of a body. "))
+            .collect();
+        // every other 1022 bytes lost on the way in
+        let kept: String = body
+            .as_bytes()
+            .chunks(1022)
+            .step_by(2)
+            .map(|c| String::from_utf8_lossy(c).into_owned())
+            .collect();
+        assert!(this_sends(&body, &kept));
+        assert!(!this_sends(
+            &body,
+            "the previous prompt, something else entirely"
+        ));
+        assert!(this_sends("abcdef", "abXdef"));
+        assert!(!this_sends("fix the failing test", "run the linter"));
+    }
+
+    #[test]
+    fn patterns_match_by_component() {
+        let m = |p: &str, f: &str| pattern_matches(Path::new(p), Path::new(f));
+        assert!(m(
+            "/h/s/*/*/*/rollout-*.jsonl",
+            "/h/s/2026/12/02/rollout-x.jsonl"
+        ));
+        assert!(!m(
+            "/h/s/*/*/*/rollout-*.jsonl",
+            "/h/s/2026/12/rollout-x.jsonl"
+        ));
+        assert!(!m("/h/p/*.jsonl", "/h/p/x.json"));
+        assert!(m("/h/p/*.jsonl", "/h/p/.jsonl"));
+        assert!(!m("/h/p/a*a", "/h/p/a"));
+    }
+    mod fuzz {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Every built-in profile's record definition.
+        fn defs() -> Vec<RecordDef> {
+            // (compiled once: profile regexes are slow in debug builds)
+            static DEFS: std::sync::OnceLock<Vec<RecordDef>> = std::sync::OnceLock::new();
+            DEFS.get_or_init(|| {
+                let p = crate::profile::Profiles::builtin();
+                p.names()
+                    .iter()
+                    .filter_map(|n| p.get(n).ok()?.def.record.clone())
+                    .collect()
+            })
+            .clone()
+        }
+
+        /// Read `data`, appended after the mark, with each profile's reader,
+        /// and judge it against `body`: no panic, whatever the bytes.
+        fn read_all_ways(data: &[u8], body: &str) {
+            let dir = tempfile::tempdir().unwrap();
+            for (i, d) in defs().into_iter().enumerate() {
+                let f = dir.path().join(format!("r{i}"));
+                std::fs::write(&f, b"").unwrap();
+                let m = mark_now(d.clone(), &f);
+                std::fs::write(&f, data).unwrap();
+                let p = m.look(body);
+                assert!(
+                    [
+                        "exact",
+                        "exact-but-whitespace",
+                        "mangled",
+                        "not-yet",
+                        "absent",
+                        "unreadable"
+                    ]
+                    .contains(&p.matched),
+                    "{p:?}"
+                );
+                if let Ok(texts) = m.appended(&f, 0) {
+                    let _ = judge(&d, body, &texts, true);
+                }
+            }
+        }
+
+        /// A line the way an agent writes one, cut anywhere, with bytes flipped.
+        fn jsonish() -> impl Strategy<Value = Vec<u8>> {
+            (
+                ".{0,200}",
+                0usize..400,
+                prop::collection::vec((0usize..400, any::<u8>()), 0..4),
+            )
+                .prop_map(|(text, cut, flips)| {
+                    let v = serde_json::json!({"type": "user", "message": {"content": [{"type": "text", "text": text}]},
+                        "input": text, "parts": [{"text": text, "source": {"text": {"value": "[Pasted ~2 lines]"}}}],
+                        "payload": {"type": "item_completed", "item": {"type": "UserMessage", "content": text}},
+                        "data": {"content": format!("<pasted_content file=\"/etc/passwd\" />{text}")}});
+                    let mut b = v.to_string().into_bytes();
+                    b.truncate(cut.min(b.len()));
+                    for (at, byte) in flips {
+                        if !b.is_empty() {
+                            let n = b.len();
+                            b[at % n] = byte;
+                        }
+                    }
+                    b.push(b'\n');
+                    b
+                })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+            #[test]
+            fn random_bytes_never_panic(data in prop::collection::vec(any::<u8>(), 0..4096), body in ".{0,64}") {
+                read_all_ways(&data, &body);
+            }
+
+            #[test]
+            fn truncated_and_flipped_json_lines_never_panic(lines in prop::collection::vec(jsonish(), 0..20), body in ".{0,64}") {
+                read_all_ways(&lines.concat(), &body);
+            }
+
+            #[test]
+            fn judging_any_text_never_panics(body in "(?s).{0,300}", entries in prop::collection::vec("(?s).{0,300}", 0..5)) {
+                for d in defs() {
+                    let p = judge(&d, &body, &entries, true);
+                    if entries.contains(&body) {
+                        prop_assert_eq!(p.matched, "exact");
+                    }
+                    if p.matched == "exact" {
+                        prop_assert!(entries.contains(&body));
+                    }
+                }
+            }
+        }
+
+        /// Lines of megabytes, invalid UTF-8 and a last line without its end.
+        #[test]
+        fn huge_lines_and_invalid_utf8_are_read_in_bounds() {
+            let mut data = Vec::new();
+            data.extend(
+                format!(
+                    "{{\"type\":\"user\",\"text\":\"{}\"}}\n",
+                    "x".repeat(4 << 20)
+                )
+                .into_bytes(),
+            );
+            data.extend(b"\xff\xfe{\"type\":\"user\"\n");
+            data.extend(vec![b'['; 100_000]);
+            data.push(b'\n');
+            data.extend(b"{\"type\":\"user\",\"text\":\"half");
+            read_all_ways(&data, "x");
+            // 4 MiB of one line with no newline at all
+            read_all_ways(&vec![b'a'; 4 << 20], "a");
+        }
     }
 }

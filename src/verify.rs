@@ -21,6 +21,9 @@ pub enum Receipt {
     Unknown,
     /// The agent's own record holds something other than the body (`proof`).
     Mangled,
+    /// The screen showed the prompt taken, but the agent's own record (known to
+    /// be this agent's) got no entry for it within its wait (`proof`).
+    Unproven,
 }
 
 impl std::fmt::Display for Receipt {
@@ -32,6 +35,7 @@ impl std::fmt::Display for Receipt {
             Receipt::Refused => "refused",
             Receipt::Unknown => "unknown",
             Receipt::Mangled => "mangled",
+            Receipt::Unproven => "unproven",
         })
     }
 }
@@ -124,6 +128,12 @@ pub fn holds_body(c: &crate::detect::Composer, body: &str) -> bool {
     }
 }
 
+/// A body that asks the agent to quit (`/exit`, `/quit`): the agent exiting
+/// after it is the prompt taken, not an unknown outcome.
+pub fn is_exit_command(body: &str) -> bool {
+    matches!(body.trim(), "/exit" | "/quit")
+}
+
 /// Judge `after` (a screen after the submit key) against `before` (the screen
 /// just before it, with the body typed into the composer).
 pub fn judge(p: &Profile, body: &str, before: &Screen, after: &Screen) -> Judgement {
@@ -136,6 +146,12 @@ pub fn judge(p: &Profile, body: &str, before: &Screen, after: &Screen) -> Judgem
     };
     if let State::Dialog(_) = v.state {
         return out(Receipt::Refused, v.evidence.clone());
+    }
+    if v.state == State::Exited && is_exit_command(body) {
+        // the body asked the agent to quit, and it did: that is the prompt taken
+        let mut ev = v.evidence.clone();
+        ev.rule = format!("verify.exit-command ({})", ev.rule);
+        return out(Receipt::Consumed, ev);
     }
     if matches!(v.state, State::Exited | State::InMode) {
         return out(Receipt::Unknown, v.evidence.clone());
@@ -218,4 +234,36 @@ pub fn judge(p: &Profile, body: &str, before: &Screen, after: &Screen) -> Judgem
         );
     }
     out(Receipt::Unknown, v.evidence.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::Profiles;
+    use crate::screen::Screen;
+
+    #[test]
+    fn an_agent_that_exits_after_an_exit_command_took_it() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut before = Screen::load(&root.join("claude/61-ready-200x50.txt"), None).unwrap();
+        before.pid = None;
+        let mut after = before.clone();
+        after.dead = true;
+        let profiles = Profiles::builtin();
+        let p = profiles.get("claude").unwrap();
+        let j = judge(p, "/exit", &before, &after);
+        assert_eq!(j.receipt, Receipt::Consumed);
+        assert!(
+            j.evidence.rule.starts_with("verify.exit-command"),
+            "{}",
+            j.evidence.rule
+        );
+        // any other body: the agent going away is not proof it took the prompt
+        assert_eq!(
+            judge(p, "fix the test", &before, &after).receipt,
+            Receipt::Unknown
+        );
+        assert!(is_exit_command(" /quit\n"));
+        assert!(!is_exit_command("/exit now"));
+    }
 }

@@ -25,11 +25,33 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+/// The done notice of each pane whose turn ended.
+fn notices(done: &[(Row, Option<Duration>)]) -> Vec<String> {
+    done.iter()
+        .map(|(r, busy)| {
+            let took = busy
+                .map(|d| format!(" after {}", human(d)))
+                .unwrap_or_default();
+            let queued = match r.queued {
+                0 => String::new(),
+                n => format!(" ({n} queued)"),
+            };
+            format!(
+                "promptgate: {} {} ({}) is done{took}, ready for input{queued}",
+                r.loc.id,
+                r.agent,
+                r.loc.target()
+            )
+        })
+        .collect()
+}
+
 /// A state must be seen this many rounds in a row before it counts: one odd frame
 /// (a spinner between two glyphs, a redraw) is no transition.
 const CONFIRM: u32 = 2;
 const RECONNECT: Duration = Duration::from_secs(10);
-const OPTIONS: &str = "#{@promptgate-watch}\t#{@promptgate-notify}\t#{@promptgate-bell}";
+const OPTIONS: &str =
+    "#{@promptgate-watch}\t#{@promptgate-notify}\t#{@promptgate-bell}\t#{@promptgate-result-until}";
 
 struct Track {
     stable: State,
@@ -65,6 +87,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: WatchArgs) -> Result<i32> {
         key: key.clone(),
         shown: HashMap::new(),
         shown_all: None,
+        held: Vec::new(),
     };
     let interval = Duration::from_millis(a.interval.max(20));
     loop {
@@ -93,6 +116,9 @@ struct Watcher {
     /// The segment last written per session id ("" = unset).
     shown: HashMap<String, String>,
     shown_all: Option<String>,
+    /// Done notices held back while a result of the plugin's keys is on the
+    /// status line: shown once it has had its time.
+    held: Vec<String>,
 }
 
 impl Watcher {
@@ -125,8 +151,30 @@ impl Watcher {
         crate::status::add_queue_counts(&mut rows, &self.server);
         self.ids.retain(&locs);
         let done = self.transitions(&rows);
+        // A send's or broadcast's result (the plugin sets @promptgate-result-until,
+        // epoch ms) stays on the status line for its time: a done notice waits.
+        let until: u128 = opt(3).trim().parse().unwrap_or(0);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or(0);
+        let result_showing = now < until;
         if notify && !done.is_empty() {
-            self.notify(&done, bell, a.display_ms);
+            let msgs = notices(&done);
+            if result_showing {
+                self.held.extend(msgs);
+                if bell {
+                    self.ring();
+                }
+            } else {
+                self.show(&msgs, bell, a.display_ms);
+            }
+        }
+        if !result_showing && !self.held.is_empty() {
+            let msgs = std::mem::take(&mut self.held);
+            if notify {
+                self.show(&msgs, false, a.display_ms);
+            }
         }
         self.update_status(&locs, &rows);
         Ok(true)
@@ -185,7 +233,8 @@ impl Watcher {
         done
     }
 
-    fn notify(&mut self, done: &[(Row, Option<Duration>)], bell: bool, ms: u64) {
+    /// Show each message on every client (not control-mode ones).
+    fn show(&mut self, msgs: &[String], bell: bool, ms: u64) {
         let clients: Vec<_> = self
             .one
             .list_clients()
@@ -193,25 +242,12 @@ impl Watcher {
             .into_iter()
             .filter(|c| !c.control)
             .collect();
-        for (r, busy) in done {
-            let took = busy
-                .map(|d| format!(" after {}", human(d)))
-                .unwrap_or_default();
-            let queued = match r.queued {
-                0 => String::new(),
-                n => format!(" ({n} queued)"),
-            };
-            let msg = format!(
-                "promptgate: {} {} ({}) is done{took}, ready for input{queued}",
-                r.loc.id,
-                r.agent,
-                r.loc.target()
-            );
+        for msg in msgs {
             let mut shown = 0;
             for c in &clients {
                 if self
                     .one
-                    .display_message(Some(&c.name), Some(ms), &msg)
+                    .display_message(Some(&c.name), Some(ms), msg)
                     .is_ok()
                 {
                     shown += 1;
@@ -220,14 +256,20 @@ impl Watcher {
             // tmux 3.2's display-message takes no client name (its -c is a
             // bare flag there): show it on tmux's choice of client instead
             if shown == 0 && !clients.is_empty() {
-                let _ = self.one.display_message(None, Some(ms), &msg);
+                let _ = self.one.display_message(None, Some(ms), msg);
             }
         }
         if bell {
-            for c in &clients {
-                if let Ok(mut tty) = std::fs::OpenOptions::new().write(true).open(&c.tty) {
-                    let _ = tty.write_all(b"\x07");
-                }
+            self.ring();
+        }
+    }
+
+    /// Ring every client's terminal bell.
+    fn ring(&mut self) {
+        let clients = self.one.list_clients().unwrap_or_default();
+        for c in clients.iter().filter(|c| !c.control) {
+            if let Ok(mut tty) = std::fs::OpenOptions::new().write(true).open(&c.tty) {
+                let _ = tty.write_all(b"\x07");
             }
         }
     }

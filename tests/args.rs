@@ -695,6 +695,8 @@ fn plan_and_the_other_offline_commands_take_no_tmux_server_flags() {
         &["queue", "run"],
         &["status"],
         &["watch"],
+        &["mcp"],
+        &["doctor"],
     ] {
         let mut args = cmd.to_vec();
         args.push("--help");
@@ -798,4 +800,43 @@ fn profile_errors_are_one_line_naming_the_file_and_the_right_line() {
         code(&run(&["--profiles", f.to_str().unwrap(), "profiles"])),
         0
     );
+}
+
+#[test]
+fn the_small_things_a_new_user_meets_first() {
+    // the man page's synopsis names each option's value
+    let man = out(&run(&["man"]));
+    let synopsis = man
+        .lines()
+        .find(|l| l.starts_with("\\fBpromptgate\\fR"))
+        .unwrap();
+    assert!(
+        synopsis.contains("[\\fB\\-L\\fR \\fINAME\\fR]"),
+        "{synopsis}"
+    );
+    assert!(!synopsis.contains("\\-L \\fR]"), "{synopsis}");
+    let send = out(&run(&["man", "send"]));
+    assert!(send.contains("[\\fB\\-t\\fR|\\fB\\-\\-target\\fR \\fIPANE\\fR]"));
+    // detect takes the agent from the capture's .meta
+    let screen = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/claude/04-trust-dialog.txt"
+    );
+    let o = run(&["detect", "--screen", screen]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(out(&o).contains("\tclaude\tdialog:trust\t"), "{}", out(&o));
+    let dir = tempfile::tempdir().unwrap();
+    let bare = dir.path().join("screen.txt");
+    std::fs::copy(screen, &bare).unwrap();
+    let o = run(&["detect", "--screen", bare.to_str().unwrap()]);
+    assert_eq!(code(&o), 2);
+    one_line_error(&o);
+    assert!(stderr(&o).contains("give --agent"), "{}", stderr(&o));
+    // outside tmux without -t: say to give -t
+    for cmd in ["state", "explain", "wait"] {
+        let o = run(&[cmd]);
+        assert_eq!(code(&o), 2, "{cmd}");
+        one_line_error(&o);
+        assert!(stderr(&o).contains("give -t PANE"), "{cmd}: {}", stderr(&o));
+    }
 }

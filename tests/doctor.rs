@@ -127,3 +127,40 @@ fn a_checked_release_exits_0() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[test]
+fn without_a_server_it_checks_tmux_path_and_installed_agents_then_exits_4() {
+    let dir = tempfile::tempdir().unwrap();
+    let stub = dir.path().join("claude");
+    std::fs::write(&stub, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&stub, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let none = format!("promptgate-test-none-{}", std::process::id());
+    // -L after the command, as on every command that talks to tmux
+    let o = Command::new(env!("CARGO_BIN_EXE_promptgate"))
+        .args(["doctor", "-L", &none])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    let so = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(4), "{o:?}");
+    assert!(so.contains("tmux: "), "{so}");
+    assert!(so.contains("server: none running"), "{so}");
+    assert!(so.contains("promptgate on PATH: "), "{so}");
+    assert!(
+        so.contains(&format!(
+            "agent: claude release unknown at {}",
+            stub.display()
+        )),
+        "{so}"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr).lines().count(),
+        1,
+        "{o:?}"
+    );
+}

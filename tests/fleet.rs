@@ -312,7 +312,7 @@ fn four_hosts_four_agents_each_every_prompt_once_and_a_dead_host_fails_alone() {
         }
     }
 
-    // one host down: its own row, exit 38, the others delivered all the same
+    // one host down: its own row, exit 39, the others delivered all the same
     let body2 = "fleet, one host down";
     let o = f.send(
         &["h0", "dead", "h1"],
@@ -320,7 +320,7 @@ fn four_hosts_four_agents_each_every_prompt_once_and_a_dead_host_fails_alone() {
         body2,
     );
     let v = json_out(&o);
-    assert_eq!(code(&o), 38, "{v:#}\n{}", stderr(&o));
+    assert_eq!(code(&o), 39, "{v:#}\n{}", stderr(&o));
     let rows = v["targets"].as_array().unwrap();
     let dead: Vec<_> = rows.iter().filter(|r| r["host"] == "dead").collect();
     assert_eq!(dead.len(), 1, "{v:#}");
@@ -346,7 +346,7 @@ fn four_hosts_four_agents_each_every_prompt_once_and_a_dead_host_fails_alone() {
         &["--all-agents", "--connect-timeout", "5"],
         "plain rows",
     );
-    assert_eq!(code(&o), 38, "{}", stderr(&o));
+    assert_eq!(code(&o), 39, "{}", stderr(&o));
     let out = text(&o.stdout);
     assert!(
         out.lines().any(|l| l.starts_with("dead\t-\t-\tnot-sent\t")),

@@ -175,6 +175,7 @@ fn moments(n: usize, seed: u64) -> Vec<u64> {
 }
 
 #[test]
+#[ignore = "slow live suite: a plain cargo test leaves it out; run with --ignored or --include-ignored (.ci/run and the tmux matrix do)"]
 fn sigkill_at_random_moments_leaves_all_or_nothing() {
     for ms in moments(3, 1) {
         trial(false, libc::SIGKILL, ms);
@@ -182,6 +183,7 @@ fn sigkill_at_random_moments_leaves_all_or_nothing() {
 }
 
 #[test]
+#[ignore = "slow live suite: a plain cargo test leaves it out; run with --ignored or --include-ignored (.ci/run and the tmux matrix do)"]
 fn sigkill_over_a_throttled_link_leaves_all_or_nothing() {
     for ms in moments(2, 2) {
         trial(true, libc::SIGKILL, ms);
@@ -189,6 +191,7 @@ fn sigkill_over_a_throttled_link_leaves_all_or_nothing() {
 }
 
 #[test]
+#[ignore = "slow live suite: a plain cargo test leaves it out; run with --ignored or --include-ignored (.ci/run and the tmux matrix do)"]
 fn sigterm_at_random_moments_aborts_untyped_or_finishes() {
     for ms in moments(3, 3) {
         trial(false, libc::SIGTERM, ms);
@@ -196,6 +199,7 @@ fn sigterm_at_random_moments_aborts_untyped_or_finishes() {
 }
 
 #[test]
+#[ignore = "slow live suite: a plain cargo test leaves it out; run with --ignored or --include-ignored (.ci/run and the tmux matrix do)"]
 fn sigterm_over_a_throttled_link_aborts_untyped_or_finishes() {
     for ms in moments(2, 4) {
         trial(true, libc::SIGTERM, ms);

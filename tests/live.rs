@@ -110,21 +110,25 @@ fn deliver_all(like: &str) {
 }
 
 #[test]
+#[ignore = "slow live suite: a plain cargo test leaves it out; run with --ignored or --include-ignored (.ci/run and the tmux matrix do)"]
 fn bodies_land_byte_exact_exactly_once_claude_with_faults() {
     deliver_all("claude");
 }
 
 #[test]
+#[ignore = "slow live suite: a plain cargo test leaves it out; run with --ignored or --include-ignored (.ci/run and the tmux matrix do)"]
 fn bodies_land_byte_exact_exactly_once_codex_with_faults() {
     deliver_all("codex");
 }
 
 #[test]
+#[ignore = "slow live suite: a plain cargo test leaves it out; run with --ignored or --include-ignored (.ci/run and the tmux matrix do)"]
 fn bodies_land_byte_exact_exactly_once_gemini_with_faults() {
     deliver_all("gemini");
 }
 
 #[test]
+#[ignore = "slow live suite: a plain cargo test leaves it out; run with --ignored or --include-ignored (.ci/run and the tmux matrix do)"]
 fn one_megabyte_body_lands_byte_exact() {
     let srv = TmuxServer::new(120, 40, &[]);
     let (pane, transcript) = srv.fake("claude", FAULTS);
@@ -425,6 +429,7 @@ fn a_stranded_body_is_submitted_again_without_the_stray_newline() {
 }
 
 #[test]
+#[ignore = "slow live suite: a plain cargo test leaves it out; run with --ignored or --include-ignored (.ci/run and the tmux matrix do)"]
 fn twenty_concurrent_sends_leave_twenty_intact_prompts() {
     let srv = TmuxServer::new(120, 40, &[]);
     let (pane, transcript) = srv.fake("claude", &["--busy-ms", "50"]);

@@ -277,3 +277,130 @@ async fn wait_done_reports_the_turn() {
     assert!(!is_error(&r), "{r:?}");
     let _ = c.cancel().await;
 }
+
+/// `--print-config` for each client: the printed command line, run by a shell
+/// with a stub client on PATH (it records its argv and starts the server it
+/// was given), starts a server with the same tools and the same allowlist as
+/// the flags given; the config-file forms carry the same arguments.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_printed_config_starts_a_server_with_the_same_limits() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (inside, _) = srv.fake("claude", &[]);
+    let (outside, _) = srv.fake("codex", &[]);
+    srv.wait_state(&inside, "ready", 10.0);
+    srv.wait_state(&outside, "ready", 10.0);
+    let win = srv
+        .tmux_out(&["display-message", "-p", "-t", &inside, "#{window_index}"])
+        .trim()
+        .to_string();
+    // a glob the shell would expand, and a quote
+    let allow = format!("main:{win}*");
+    let stubs = srv.dir.path().join("stubs");
+    std::fs::create_dir_all(&stubs).unwrap();
+    let log = srv.dir.path().join("deliveries.jsonl");
+    for client in ["claude", "codex", "gemini"] {
+        let stub = stubs.join(client);
+        let argv_file = srv.dir.path().join(format!("{client}.argv"));
+        std::fs::write(
+            &stub,
+            format!(
+                "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}'\nshift 3\n[ \"$1\" != -- ] || shift\nexec \"$@\"\n",
+                argv_file.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&stub, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let o = std::process::Command::new(bin())
+            .args([
+                "mcp",
+                "--read-only",
+                "--allow",
+                &allow,
+                "--allow",
+                "no'such",
+            ])
+            .args(["-L", &srv.socket, "--print-config", client])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+        let text = String::from_utf8_lossy(&o.stdout).to_string();
+        let line = text.lines().next().unwrap().to_string();
+        let want = [
+            "mcp",
+            "-L",
+            srv.socket.as_str(),
+            "--read-only",
+            "--allow",
+            allow.as_str(),
+            "--allow",
+            "no'such",
+        ];
+        // the config-file form
+        let listed: Vec<String> = match client {
+            "codex" => {
+                let t = text.split("[mcp_servers.promptgate]").nth(1).unwrap();
+                let args = t.lines().find(|l| l.starts_with("args = ")).unwrap();
+                serde_json::from_str(args.trim_start_matches("args = ")).unwrap()
+            }
+            "gemini" => {
+                let j: Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+                serde_json::from_value(j["mcpServers"]["promptgate"]["args"].clone()).unwrap()
+            }
+            _ => want.iter().map(|s| s.to_string()).collect(),
+        };
+        assert_eq!(listed, want, "{client}: {text}");
+
+        let path = format!(
+            "{}:{}",
+            stubs.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let (l, p, lg) = (line.clone(), path, log.clone());
+        let cmd = tokio::process::Command::new("sh").configure(move |c| {
+            c.args(["-c", &l]);
+            c.env("PATH", &p).env("PROMPTGATE_LOG", &lg);
+            c.env_remove("TMUX").env_remove("TMUX_PANE");
+        });
+        let c =
+            ().serve(TokioChildProcess::new(cmd).unwrap())
+                .await
+                .unwrap_or_else(|e| panic!("{client}: {line}: {e}"));
+        let recorded = std::fs::read_to_string(&argv_file).unwrap();
+        assert!(
+            recorded.lines().any(|a| a == allow) && recorded.lines().any(|a| a == "--read-only"),
+            "{client} got {recorded}"
+        );
+        let tools: Vec<String> = c
+            .list_all_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        assert!(tools.contains(&"list_agents".to_string()), "{tools:?}");
+        assert!(
+            !tools.contains(&"send_prompt".to_string()),
+            "{client}: {tools:?}"
+        );
+        assert!(
+            !tools.contains(&"queue_prompt".to_string()),
+            "{client}: {tools:?}"
+        );
+        let r = call(&c, "list_agents", json!({})).await;
+        let panes: Vec<String> = structured(&r)["agents"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|a| a["pane"].as_str().unwrap_or("").to_string())
+            .collect();
+        assert_eq!(panes, vec![inside.as_str()], "{client}: {line}");
+        let r = call(&c, "agent_state", json!({"target": outside})).await;
+        assert!(
+            is_error(&r) && first_text(&r).contains("outside --allow"),
+            "{client}: {r:?}"
+        );
+        let _ = c.cancel().await;
+    }
+}

@@ -423,6 +423,38 @@ fn the_turn_ends_busy_then_ready() {
     // a turn that never shows busy is over after the grace
     let t = turn(&[idle], true);
     assert!(t.done && t.turn_ms >= 3000, "{t:?}");
+    // the agent's record holds the prompt (its turn began): a ready screen that
+    // holds still ends it without the grace, a short turn never seen busy too
+    let taken = |frames: &[&str]| {
+        let screens: Vec<Screen> = frames.iter().map(|f| fixture(f)).collect();
+        let clock = ManualClock::default();
+        let mut i = 0;
+        let mut read = || {
+            let s = screens[i.min(screens.len() - 1)].clone();
+            i += 1;
+            Ok(s)
+        };
+        promptgate::gate::wait_turn(
+            p,
+            &clock,
+            Duration::from_secs(60),
+            promptgate::gate::TurnStart::Taken,
+            &mut read,
+            &mut || None,
+        )
+        .unwrap()
+    };
+    let t = taken(&[idle]);
+    assert!(t.done && !t.saw_busy, "{t:?}");
+    assert!(
+        t.turn_ms >= promptgate::gate::TAKEN_STILL.as_millis() as u64 && t.turn_ms < 1000,
+        "{t:?}"
+    );
+    // a ready look between the echo and the busy row does not end it: the picture moved
+    let t = taken(&[idle, busy, busy, idle]);
+    assert!(t.done && t.saw_busy, "{t:?}");
+    let t = taken(&[idle, busy]);
+    assert!(!t.done && t.timed_out, "{t:?}");
     // a dialog ends the wait, not done
     let t = turn(&[busy, "claude/04-trust-dialog"], true);
     assert!(!t.done && t.state.to_string() == "dialog:trust", "{t:?}");

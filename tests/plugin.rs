@@ -321,8 +321,10 @@ fn a_reload_moves_keys_between_tables_and_leaves_the_users_own_bindings() {
     assert!(a.contains(" send #{pane_id}"), "{a}");
     let m = binding(&s, "root", "M-s").unwrap_or_default();
     assert!(m.contains(" send #{pane_id}"), "{m}");
-    for k in ["V", "B", "Q", "M-i"] {
-        assert!(binding(&s, "root", k).is_some(), "{k} is not in root");
+    assert!(binding(&s, "root", "M-i").is_some(), "M-i is not in root");
+    // a bare key in root would eat typing: not bound
+    for k in ["V", "B", "Q"] {
+        assert!(binding(&s, "root", k).is_none(), "{k} is bound in root");
     }
     // and back, twice: the same keys as the first load (T is the pick key again)
     s.tmux(&["set-option", "-gu", "@promptgate-key-table"]);
@@ -334,6 +336,115 @@ fn a_reload_moves_keys_between_tables_and_leaves_the_users_own_bindings() {
     assert_eq!(keys, ["A", "B", "M-i", "Q", "T", "V"]);
     assert!(binding(&s, "root", "M-s").is_none());
     assert!(binding(&s, "root", "M-a").is_some());
+}
+
+/// Every printable ASCII character, space to tilde.
+fn printable_ascii() -> String {
+    (0x20u8..=0x7e).map(char::from).collect()
+}
+
+#[test]
+fn typing_every_printable_character_reaches_the_pane_in_every_key_table() {
+    // The plugin's keys in each table it can bind: the default prefix table,
+    // root with the bare defaults and M-a for send, root as the README's
+    // example sets it, and a table of the user's own.
+    for case in ["prefix", "root", "readme", "pgkeys"] {
+        let table = if case == "readme" { "root" } else { case };
+        let s = server();
+        let out = s.dir.path().join("typed.txt");
+        let pane = s
+            .tmux_out(&[
+                "new-window",
+                "-P",
+                "-F",
+                "#{pane_id}",
+                "-t",
+                "=main:",
+                "sh",
+                "-c",
+                &format!("stty -echo; cat > '{}'", out.display()),
+            ])
+            .trim()
+            .to_string();
+        assert!(pane.starts_with('%'), "{pane:?}");
+        // the new window is the current one: the client types into it
+        let c = attach_to(&s, "=main");
+        if table != "prefix" {
+            s.tmux(&["set-option", "-g", "@promptgate-key-table", table]);
+        }
+        if case == "root" {
+            s.tmux(&["set-option", "-g", "@promptgate-send-key", "M-a"]);
+        }
+        if case == "readme" {
+            let readme =
+                std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+                    .unwrap();
+            let lines: Vec<&str> = readme
+                .lines()
+                .filter(|l| l.starts_with("set -g @promptgate-") && l.contains("-key"))
+                .collect();
+            assert!(lines.len() >= 5, "the README's root example: {lines:?}");
+            for l in lines {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                s.tmux(&["set-option", "-g", w[2], w[3].trim_matches('\'')]);
+            }
+        }
+        let seen = messages(&s).len();
+        load(&s);
+        if case == "readme" {
+            assert_eq!(messages(&s).len(), seen, "{:?}", messages(&s));
+        }
+        if case == "root" {
+            // the bare defaults are refused, by name, and not bound
+            let m = wait_message(&s, "not bound in the root table", seen);
+            for k in [
+                "@promptgate-compose-key V",
+                "@promptgate-paste-key B",
+                "@promptgate-pick-key T",
+                "@promptgate-broadcast-key Q",
+            ] {
+                assert!(m.contains(k), "{k} not named: {m}");
+            }
+            assert!(!m.contains("send-key"), "{m}");
+            let root = s.tmux_out(&["list-keys", "-T", "root"]);
+            for l in root.lines().filter(|l| l.contains("promptgate")) {
+                let key = l.split_whitespace().nth(3).unwrap_or("");
+                assert!(
+                    key.starts_with("M-") || key.starts_with("C-"),
+                    "bare key in root: {l}"
+                );
+            }
+        } else if case != "readme" {
+            assert!(binding(&s, table, "T").is_some(), "{table}: T not bound");
+        } else {
+            assert!(binding(&s, "root", "M-t").is_some(), "M-t not bound");
+        }
+        let text = printable_ascii();
+        c.type_text(&text);
+        c.press(&["Enter", "C-d"]);
+        let start = Instant::now();
+        let mut got = String::new();
+        while start.elapsed() < Duration::from_secs(10) {
+            got = std::fs::read_to_string(&out).unwrap_or_default();
+            if got.ends_with('\n')
+                && s.tmux_out(&["list-panes", "-a", "-F", "#{pane_id}"])
+                    .lines()
+                    .all(|p| p != pane)
+            {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        assert_eq!(got, format!("{text}\n"), "{case}: typing was eaten");
+        // no popup, menu or prompt opened
+        assert!(
+            !messages(&s)[seen..]
+                .iter()
+                .any(|m| !m.contains("not bound in the root table")),
+            "{case}: {:?}",
+            &messages(&s)[seen..]
+        );
+    }
 }
 
 /// Give the plugin's shell a PATH with the tmux under test and no promptgate.
@@ -370,6 +481,66 @@ fn copy_plugin(root: &Path) -> PathBuf {
         std::fs::copy(src.join("plugin").join(f), root.join("plugin").join(f)).unwrap();
     }
     root.join("promptgate.tmux")
+}
+
+#[test]
+fn a_fresh_clone_builds_its_binary_on_first_load_and_says_so() {
+    let s = server();
+    no_promptgate_on_path(&s);
+    s.tmux(&["set-option", "-gu", "@promptgate-bin"]);
+    let root = s.dir.path().join("tpm-clone");
+    let file = copy_plugin(&root);
+    // a cargo that tmux's PATH lacks, where rustup puts it
+    let cargo_home = s.dir.path().join("cargo-home");
+    std::fs::create_dir_all(cargo_home.join("bin")).unwrap();
+    let cargo = cargo_home.join("bin/cargo");
+    std::fs::write(&cargo, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    s.tmux(&[
+        "set-environment",
+        "-g",
+        "CARGO_HOME",
+        cargo_home.to_str().unwrap(),
+    ]);
+    // scripts/install.sh stands in for the build: it links the test's binary
+    // and reloads the plugin, as the real one does
+    std::fs::create_dir_all(root.join("scripts")).unwrap();
+    std::fs::write(
+        root.join("scripts/install.sh"),
+        format!(
+            "#!/bin/sh\necho built >> '{m}'\nmkdir -p '{r}/target/release'\nln -sf '{b}' '{r}/target/release/promptgate'\ntmux run-shell '{f}'\n",
+            m = s.dir.path().join("builds").display(),
+            r = root.display(),
+            b = bin().display(),
+            f = file.display()
+        ),
+    )
+    .unwrap();
+    let c = attach(&s);
+    let seen = messages(&s).len();
+    let o = s.tmux(&["run-shell", file.to_str().unwrap()]);
+    assert!(o.status.success() && o.stdout.is_empty(), "{o:?}");
+    let m = wait_message(&s, "building the binary", seen);
+    assert!(m.contains("promptgate-install.log"), "{m}");
+    // once built and reloaded, the keys run the plugin instead of the message
+    let start = Instant::now();
+    loop {
+        let a = binding(&s, "prefix", "A").unwrap_or_default();
+        if a.contains("run-shell") {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "not rebound: {a}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // a later load finds the binary and builds nothing more
+    let o = s.tmux(&["run-shell", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{o:?}");
+    let builds = std::fs::read_to_string(s.dir.path().join("builds")).unwrap();
+    assert_eq!(builds, "built\n");
+    drop(c);
 }
 
 #[test]
@@ -501,6 +672,7 @@ fn assert_nothing_ran(dir: &Path, tmp_x_before: bool) {
 }
 
 #[test]
+#[ignore = "slow live suite: a plain cargo test leaves it out; run with --ignored or --include-ignored (.ci/run and the tmux matrix do)"]
 fn every_key_delivers_to_a_fake_agent_byte_exact() {
     let tmp_x_before = Path::new("/tmp/x").exists();
     let s = server();
@@ -890,6 +1062,62 @@ fn the_watcher_keeps_the_status_segment_and_tells_when_an_agent_is_done() {
         .tmux_out(&["show-options", "-t", "=main:", "-v", "@promptgate-status"])
         .trim()
         .is_empty());
+}
+
+#[test]
+fn a_done_notice_waits_while_a_keys_result_is_on_the_status_line() {
+    let s = server();
+    let (claude, t) = s.fake("claude", &["--busy-ms", "1500"]);
+    s.tmux(&["set-option", "-g", "@promptgate-notify", "on"]);
+    s.tmux(&["set-option", "-g", "@promptgate-watch-interval", "100"]);
+    // a result that stays for 10 minutes: the notice must wait for it
+    s.tmux(&["set-option", "-g", "@promptgate-display-ms", "600000"]);
+    load(&s);
+    let c = attach(&s);
+    s.wait_state(&claude, "ready", 15.0);
+    let segment = || {
+        s.tmux_out(&["show-options", "-t", "=main:", "-v", "@promptgate-status"])
+            .trim()
+            .to_string()
+    };
+    let wait_segment = |want: &str| {
+        let start = Instant::now();
+        while !segment().contains(want) {
+            assert!(
+                start.elapsed() < Duration::from_secs(15),
+                "segment {:?}, want {want}",
+                segment()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    wait_segment("●");
+    // the paste key, from the shell in window 0, to the marked agent pane
+    s.tmux(&["select-pane", "-m", "-t", &claude]);
+    s.tmux(&["set-buffer", "hello"]);
+    let n = messages(&s).len();
+    c.press(&["C-b", "B"]);
+    let m = wait_message(&s, "consumed", n);
+    assert!(m.contains(&claude), "{m}");
+    assert_eq!(wait_prompts(&t, 1), vec!["hello"]);
+    // the watcher saw the turn run and end (busy, then ready again) ...
+    wait_segment("◐");
+    wait_segment("●");
+    // ... and held its notice back: the result is still the last message
+    // (20 more rounds of the watcher, which confirms a state in 2)
+    std::thread::sleep(Duration::from_millis(2000));
+    let after: Vec<String> = messages(&s)[n..].to_vec();
+    assert!(
+        !after.iter().any(|m| m.contains("is done")),
+        "a notice replaced the result: {after:?}"
+    );
+    // once the result has had its time, the notice shows
+    s.tmux(&["set-option", "-g", "@promptgate-result-until", "0"]);
+    let m = wait_message(&s, "is done", n);
+    assert!(
+        m.starts_with(&format!("promptgate: {claude} claude")),
+        "{m}"
+    );
 }
 
 /// A fake agent (quickly ready again) in a new window of SESSION.

@@ -127,7 +127,12 @@ fn an_agent_that_lost_bytes_is_mangled_never_consumed() {
     assert_eq!(r["receipt"], "mangled", "{r}");
     assert_eq!(code(&o), 37, "{}", stderr(&o));
     let p = &r["proof"];
-    assert_eq!(p["match"], "differs", "{p}");
+    assert_eq!(p["match"], "mangled", "{p}");
+    assert_eq!(p["owner"], "registry", "{p}");
+    assert!(
+        p["diff"]["sent"].is_string() && p["diff"]["recorded"].is_string(),
+        "{p}"
+    );
     assert_eq!(p["body_len"], body.trim_end().len(), "{p}");
     assert_eq!(p["record_len"], got[0].len(), "{p}");
     let first = p["first_difference"].as_u64().unwrap() as usize;
@@ -212,5 +217,157 @@ fn the_agents_own_status_vetoes_ready_but_never_a_dialog() {
         v["status"] = status.into();
         std::fs::write(&f, v.to_string()).unwrap();
         assert_eq!(srv.state(&dialog), "dialog:trust", "{status}");
+    }
+}
+
+/// Two sessions of one agent in one project (one HOME, one directory), each
+/// sent its own prompt at the same moment by its own `send`: each receipt is
+/// proven from the record that agent wrote, never the other session's (Claude:
+/// the file its session registry names; Codex: the rollout it holds open).
+fn two_sessions_prove_their_own(like: &str, owner: &str) {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let home = srv.dir.path().join("shared-home");
+    let args = ["--records", "--busy-ms", "200"];
+    let (a, _) = srv.fake_in(&home, like, &args);
+    let (b, _) = srv.fake_in(&home, like, &args);
+    for round in 0..3 {
+        srv.wait_state(&a, "ready", 10.0);
+        srv.wait_state(&b, "ready", 10.0);
+        let send = |pane: &str| {
+            let body = format!("round {round}: the prompt for {pane} alone, in full");
+            let cmd = srv.pg_cmd(&["send", "-t", pane, "--json", &body]);
+            (body, cmd)
+        };
+        let (body_a, mut cmd_a) = send(&a);
+        let (body_b, mut cmd_b) = send(&b);
+        let ta = std::thread::spawn(move || cmd_a.output().unwrap());
+        let tb = std::thread::spawn(move || cmd_b.output().unwrap());
+        for (pane, body, o) in [
+            (&a, body_a, ta.join().unwrap()),
+            (&b, body_b, tb.join().unwrap()),
+        ] {
+            let r = receipt(&o);
+            assert_eq!(
+                code(&o),
+                0,
+                "{like} round {round} {pane}: {} {r}",
+                stderr(&o)
+            );
+            let p = &r["proof"];
+            assert_eq!(p["match"], "exact", "{like} round {round} {pane}: {p}");
+            assert_eq!(p["owner"], owner, "{like} round {round} {pane}: {p}");
+            assert_eq!(p["sha256"], sha256(body.as_bytes()), "{p}");
+            // the file is the one this pane's agent writes: its pid is in its name
+            let pid = srv.tmux_out(&["display", "-p", "-t", pane, "#{pane_pid}"]);
+            let path = p["path"].as_str().unwrap_or("");
+            assert!(
+                path.contains(&format!("fake-{}", pid.trim())),
+                "{like} round {round} {pane} (pid {}): {path}",
+                pid.trim()
+            );
+        }
+    }
+}
+
+#[test]
+fn two_claude_sessions_in_one_project_each_prove_their_own_prompt() {
+    two_sessions_prove_their_own("claude", "registry");
+}
+
+#[test]
+fn two_codex_sessions_sharing_codex_home_each_prove_their_own_prompt() {
+    two_sessions_prove_their_own("codex", "open-file");
+}
+
+/// The screen shows the prompt taken, but the agent's own record (the file its
+/// session registry names) gets no entry: not a silent exit 0 but `unproven`
+/// (exit 38), the proof `absent` from that file.
+#[test]
+fn consumed_on_screen_with_no_entry_in_its_own_record_is_unproven() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let home = srv.dir.path().join("home-unproven");
+    // no --records: this agent records nothing; its registry is written here
+    let (pane, _) = srv.fake_in(&home, "claude", &["--busy-ms", "200"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    let pid = srv.tmux_out(&["display", "-p", "-t", &pane, "#{pane_pid}"]);
+    let pid = pid.trim();
+    let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).unwrap();
+    let dashed: String = cwd
+        .display()
+        .to_string()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let claude = home.join(".claude");
+    std::fs::create_dir_all(claude.join("projects").join(&dashed)).unwrap();
+    std::fs::create_dir_all(claude.join("sessions")).unwrap();
+    std::fs::write(
+        claude.join(format!("sessions/{pid}.json")),
+        format!(r#"{{"pid":{pid},"sessionId":"s-{pid}","status":"idle"}}"#),
+    )
+    .unwrap();
+    let o = srv.pg(&[
+        "send",
+        "-t",
+        &pane,
+        "--json",
+        "a prompt the agent never records",
+    ]);
+    let r = receipt(&o);
+    assert_eq!(code(&o), 38, "{} {r}", stderr(&o));
+    assert_eq!(r["receipt"], "unproven", "{r}");
+    assert_eq!(r["proof"]["match"], "absent", "{r}");
+    assert_eq!(r["proof"]["owner"], "registry", "{r}");
+    assert!(
+        r["proof"]["path"]
+            .as_str()
+            .unwrap_or("")
+            .ends_with(&format!("s-{pid}.jsonl")),
+        "{r}"
+    );
+}
+
+/// `--stable 60` and a permission dialog that opens right after the paste:
+/// the send may type before the dialog and its Enter then answers the dialog.
+/// Whatever the timing, a send that exits 0 is one the agent took and
+/// recorded; one the agent did not take is refused before typing, or ends
+/// `unproven` (38) or another non-zero receipt, never a silent 0.
+#[test]
+fn a_dialog_right_after_the_paste_is_never_a_silent_exit_0() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    for round in 0..2 {
+        let home = srv.dir.path().join(format!("home-late-{round}"));
+        let (pane, transcript) = srv.fake_in(
+            &home,
+            "claude",
+            &[
+                "--records",
+                "--busy-ms",
+                "200",
+                "--fault-late-dialog",
+                "permission",
+            ],
+        );
+        let body = format!("round {round}: a prompt racing a permission dialog");
+        let o = srv.pg(&["send", "-t", &pane, "--stable", "60", "--json", &body]);
+        let r = receipt(&o);
+        let got = prompts(&transcript);
+        if code(&o) == 0 {
+            assert_eq!(
+                got,
+                vec![body.clone()],
+                "exit 0 but the agent took {got:?}: {r}"
+            );
+            assert!(
+                r["proof"]["match"] == "exact" || r["proof"]["source"] == "hook",
+                "{r}"
+            );
+        }
+        eprintln!(
+            "round {round}: exit {} receipt {} proof {}",
+            code(&o),
+            r["receipt"],
+            r["proof"]
+        );
     }
 }

@@ -13,6 +13,7 @@ fn queue_cmd(srv: &TmuxServer, qdir: &std::path::Path, args: &[&str]) -> std::pr
 }
 
 #[test]
+#[ignore = "slow live suite: a plain cargo test leaves it out; run with --ignored or --include-ignored (.ci/run and the tmux matrix do)"]
 fn killed_watcher_never_loses_or_repeats_a_prompt() {
     let srv = TmuxServer::new(100, 30, &[]);
     let qdir = srv.dir.path().join("queue");

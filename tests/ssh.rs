@@ -29,12 +29,7 @@ fn sshd_binary() -> Option<PathBuf> {
 
 fn start_sshd(dir: &Path) -> Option<Sshd> {
     let Some(sshd) = sshd_binary() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "sshd is missing in CI (.ci/run installs openssh-server)"
-        );
-        eprintln!("skipping: no sshd (apt-get install openssh-server)");
-        return None;
+        panic!("no sshd: install openssh-server (.ci/run does), or leave this ignored test out");
     };
     let keygen = |path: &Path| {
         let o = Command::new("ssh-keygen")
@@ -117,6 +112,7 @@ impl Sshd {
 }
 
 #[test]
+#[ignore = "needs a local sshd (openssh-server); run with --include-ignored (.ci/run does)"]
 fn send_over_ssh_is_byte_exact_and_still_refuses_a_dialog() {
     let srv = TmuxServer::new(120, 40, &[]);
     let Some(sshd) = start_sshd(srv.dir.path()) else {
@@ -170,6 +166,28 @@ fn send_over_ssh_is_byte_exact_and_still_refuses_a_dialog() {
     let o = remote(&["send", "-t", &dpane, "1"]).output().unwrap();
     assert_eq!(code(&o), 21, "{}", stderr(&o));
     assert!(records(&dtranscript, "dialog-input").is_empty());
+    // the choke point over ssh, where no /proc of tmux's machine is read: a
+    // plain shell gets nothing, even named as an agent and forced (exit 24)
+    let shell = srv.window(&["sh"]);
+    std::thread::sleep(Duration::from_millis(2100));
+    let marker = srv.dir.path().join("pwned-over-ssh");
+    let before = srv.capture(&shell);
+    let touch = format!("touch {}", marker.display());
+    for extra in [&["--force"][..], &["--force", "--no-verify"][..]] {
+        let mut args = vec!["send", "-t", &shell, "--agent", "claude"];
+        args.extend(extra);
+        args.push(&touch);
+        let o = remote(&args).output().unwrap();
+        assert_eq!(code(&o), 24, "{args:?}: {}", stderr(&o));
+    }
+    let o = remote(&["send", "-t", &shell, &touch])
+        .env("PROMPTGATE_GATE", "off")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 24, "{}", stderr(&o));
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!marker.exists(), "the body ran as a command over ssh");
+    assert_eq!(srv.capture(&shell), before);
     // proof from the agent's own record, read on tmux's side through the same ssh
     let home = srv.dir.path().join("home-records");
     let (rpane, _) = srv.fake_in(&home, "codex", &["--records", "--busy-ms", "200"]);

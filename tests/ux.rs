@@ -289,12 +289,12 @@ fn fake_agent_is_listed_in_help_for_trying_it_by_hand() {
         .unwrap_or_else(|| panic!("fake-agent missing from --help:\n{help}"));
     assert!(line.contains("simulated agent"), "{line}");
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/usage.md")).unwrap();
     assert!(readme.contains("## Try it by hand"));
     assert!(readme.contains("'promptgate fake-agent --like claude --dialog trust"));
 }
 
-/// The README's "Try it by hand" steps, on a private server (a shorter busy time).
+/// The "Try it by hand" steps of docs/usage.md, on a private server (a shorter busy time).
 #[test]
 fn the_try_it_by_hand_steps_behave_as_the_readme_says() {
     let dir = tempfile::tempdir().unwrap();
@@ -410,4 +410,19 @@ fn demo_on_a_running_server_removes_only_its_own_session() {
         "main"
     );
     assert!(!home.path().join("promptgate").exists());
+}
+
+/// `/exit` asks the agent to quit: the agent exiting (its pane closing with
+/// it) is the prompt taken, `consumed`, not `unknown` (34).
+#[test]
+fn sending_exit_is_consumed_when_the_agent_exits() {
+    let srv = TmuxServer::new(120, 30, &[]);
+    let (pane, t) = srv.fake("claude", &["--busy-ms", "150"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    let o = srv.pg(&["send", "-t", &pane, "--json", "/exit"]);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(code(&o), 0, "{out} {}", stderr(&o));
+    assert!(out.contains("\"receipt\":\"consumed\""), "{out}");
+    assert!(out.contains("verify.exit-command"), "{out}");
+    assert_eq!(prompts(&t), vec!["/exit"]);
 }

@@ -40,9 +40,11 @@ fn wait_for_text(srv: &TmuxServer, pane: &str, text: &str) {
     }
 }
 
-/// `state` says not-agent; `send` (plain and with `--agent claude`) exits 24,
-/// and nothing reaches the program: its screen stays and `:!touch` never runs.
-fn refused_untouched(srv: &TmuxServer, pane: &str, what: &str, with_agent_flag: bool) {
+/// `state` says not-agent; `send` (plain, with `--agent claude`, and with
+/// `--agent claude --force`) exits 24 (a shell's pane with `--agent` and the
+/// gate on: 25, the agent's gone), and nothing reaches the program: its screen
+/// stays and `:!touch` never runs.
+fn refused_untouched(srv: &TmuxServer, pane: &str, what: &str, shell: bool) {
     let pwned = srv.dir.path().join("pwned");
     let body = format!(":!touch {}", pwned.display());
     assert_eq!(
@@ -53,15 +55,14 @@ fn refused_untouched(srv: &TmuxServer, pane: &str, what: &str, with_agent_flag: 
     );
     let before = srv.capture(pane);
     let mut runs: Vec<Vec<&str>> = vec![vec!["send", "-t", pane, &body]];
-    if with_agent_flag {
-        runs.push(vec!["send", "--agent", "claude", "-t", pane, &body]);
-        runs.push(vec![
-            "send", "--agent", "claude", "--force", "-t", pane, &body,
-        ]);
-    }
+    runs.push(vec!["send", "--agent", "claude", "-t", pane, &body]);
+    runs.push(vec![
+        "send", "--agent", "claude", "--force", "-t", pane, &body,
+    ]);
     for args in runs {
         let o = srv.pg(&args);
-        assert_eq!(code(&o), 24, "{what}: {args:?}: {}", stderr(&o));
+        let want = if shell && args.len() == 6 { 25 } else { 24 };
+        assert_eq!(code(&o), want, "{what}: {args:?}: {}", stderr(&o));
         assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
     }
     std::thread::sleep(Duration::from_millis(300));
@@ -98,7 +99,7 @@ fn an_editor_a_pager_or_a_shell_showing_a_capture_is_not_an_agent() {
         let pane = srv.window(&argv);
         wait_for_text(&srv, &pane, "Claude Code v2.1.197");
         std::thread::sleep(Duration::from_millis(200));
-        refused_untouched(&srv, &pane, what, true);
+        refused_untouched(&srv, &pane, what, false);
     }
 
     // a shell that has `cat`-ed the capture: its prompt under the box
@@ -106,7 +107,7 @@ fn an_editor_a_pager_or_a_shell_showing_a_capture_is_not_an_agent() {
     srv.tmux(&["send-keys", "-t", &pane, &format!("cat {cap}"), "Enter"]);
     wait_for_text(&srv, &pane, "? for shortcuts");
     std::thread::sleep(Duration::from_millis(200));
-    refused_untouched(&srv, &pane, "sh after cat", false);
+    refused_untouched(&srv, &pane, "sh after cat", true);
 }
 
 /// `sh -c "<fake agent>; exec sh"` (and the agent two shells deep): ready, each

@@ -6,7 +6,16 @@ use crate::profile::Profiles;
 use crate::screen::Screen;
 
 pub fn run(profiles: &Profiles, a: DetectArgs) -> Result<i32> {
-    let p = profiles.get(&a.agent)?;
+    let agent = match &a.agent {
+        Some(n) => n.clone(),
+        None => meta_agent(&a).ok_or_else(|| {
+            crate::error::Error::Usage(format!(
+                "give --agent NAME: {} has no .meta naming its agent (an agent= line)",
+                a.screen.display()
+            ))
+        })?,
+    };
+    let p = profiles.get(&agent)?;
     let screen = Screen::load(&a.screen, a.meta.as_deref())?;
     let v = detect(p, &screen);
     if a.json {
@@ -32,4 +41,19 @@ pub fn run(profiles: &Profiles, a: DetectArgs) -> Result<i32> {
         ))?;
     }
     Ok(0)
+}
+
+/// The `agent=` line of the capture's `.meta` (`--meta`, else the screen file
+/// with extension .meta).
+fn meta_agent(a: &DetectArgs) -> Option<String> {
+    let meta = a
+        .meta
+        .clone()
+        .unwrap_or_else(|| a.screen.with_extension("meta"));
+    std::fs::read_to_string(meta)
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("agent="))
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
 }

@@ -24,10 +24,13 @@ pub fn man(a: ManArgs) -> Result<i32> {
         for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
             for page in std::iter::once(sub).chain(sub.get_subcommands()) {
                 let m = man_page(page.clone());
-                m.generate_to(dir).map_err(fail)?;
+                let mut buf = Vec::new();
+                m.render(&mut buf)?;
+                std::fs::write(dir.join(m.get_filename()), synopsis_values(buf, page))
+                    .map_err(fail)?;
             }
         }
-        std::fs::write(dir.join("promptgate.1"), top_page(cmd)?).map_err(fail)?;
+        std::fs::write(dir.join("promptgate.1"), top_page(cmd.clone())?).map_err(fail)?;
         out(&format!("{}", dir.display()))?;
         return Ok(0);
     }
@@ -40,8 +43,44 @@ pub fn man(a: ManArgs) -> Result<i32> {
         .cloned()
         .ok_or_else(|| Error::Usage(format!("no command {name} (see promptgate --help)")))?;
     let mut buf = Vec::new();
-    man_page(page).render(&mut buf)?;
-    write_stdout(&buf)
+    man_page(page.clone()).render(&mut buf)?;
+    write_stdout(&synopsis_values(buf, &page))
+}
+
+/// clap_mangen's synopsis leaves out an option's value (`[-L ]`, `[--host]`):
+/// put each one's value name back (`[-L NAME]`, `[--host HOST]`).
+fn synopsis_values(buf: Vec<u8>, cmd: &clap::Command) -> Vec<u8> {
+    let mut text = String::from_utf8_lossy(&buf).into_owned();
+    for a in cmd.get_arguments() {
+        let Some(v) = a.get_value_names().and_then(|v| v.first()) else {
+            continue;
+        };
+        if !a.get_action().takes_values() {
+            continue;
+        }
+        let value = format!("\\fI{}\\fR", v.as_str().replace('-', "\\-"));
+        if let (Some(c), Some(l)) = (a.get_short(), a.get_long()) {
+            let l = l.replace('-', "\\-");
+            text = text.replace(
+                &format!("[\\fB\\-{c}\\fR|\\fB\\-\\-{l}\\fR]"),
+                &format!("[\\fB\\-{c}\\fR|\\fB\\-\\-{l}\\fR {value}]"),
+            );
+        }
+        if let Some(c) = a.get_short() {
+            text = text.replace(
+                &format!("[\\fB\\-{c} \\fR]"),
+                &format!("[\\fB\\-{c}\\fR {value}]"),
+            );
+        }
+        if let Some(l) = a.get_long() {
+            let l = l.replace('-', "\\-");
+            text = text.replace(
+                &format!("[\\fB\\-\\-{l}\\fR]"),
+                &format!("[\\fB\\-\\-{l}\\fR {value}]"),
+            );
+        }
+    }
+    text.into_bytes()
 }
 
 /// One command's page, promptgate-send(1), from promptgate VERSION.
@@ -52,7 +91,7 @@ fn man_page(cmd: clap::Command) -> clap_mangen::Man {
 /// promptgate(1): clap_mangen's sections, with EXIT STATUS before VERSION.
 fn top_page(cmd: clap::Command) -> Result<Vec<u8>> {
     let mut buf = Vec::new();
-    let m = clap_mangen::Man::new(cmd);
+    let m = clap_mangen::Man::new(cmd.clone());
     m.render_title(&mut buf)?;
     m.render_name_section(&mut buf)?;
     m.render_synopsis_section(&mut buf)?;
@@ -65,7 +104,7 @@ fn top_page(cmd: clap::Command) -> Result<Vec<u8>> {
         buf.extend_from_slice(format!(".TP\n\\fB{}\\fR\n{}\n", esc(code), esc(what)).as_bytes());
     }
     m.render_version_section(&mut buf)?;
-    Ok(buf)
+    Ok(synopsis_values(buf, &cmd))
 }
 
 fn write_stdout(buf: &[u8]) -> Result<i32> {

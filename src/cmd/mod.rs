@@ -1,6 +1,7 @@
 //! One small file per command. Shared here: opening a pane, observing it
 //! (read -> identify -> detect), refusals, and output that survives a closed pipe.
 
+mod ask;
 mod capture;
 mod detect;
 mod docs;
@@ -46,13 +47,21 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Capture(a) => capture::run(&server, &profiles()?, a),
         Command::Wait(a) => wait::run(&server, &profiles()?, a),
         Command::Send(a) => send::run(&server, &profiles()?, a),
+        Command::Ask(a) => ask::run(&server, &profiles()?, a),
         Command::Plan(a) => plan::run(&profiles()?, a),
         Command::Profiles(a) => profiles::run(&profiles()?, cli.profiles.as_deref(), a),
         Command::Queue(a) => crate::queue::run::run(&server, &profiles()?, a),
         Command::Demo(a) => crate::demo::run(&server, !srv.host.is_empty(), a),
         Command::Status(a) => crate::status::run(&server, &profiles()?, a),
         Command::Watch(a) => crate::watch::run(&server, &profiles()?, a),
-        Command::Mcp(a) => crate::mcp::run(&server, profiles()?, a),
+        Command::Mcp(a) => {
+            if let Some(agent) = &a.print_config {
+                let argv = crate::mcp::server_argv(&srv, cli.profiles.as_deref(), &a);
+                crate::out::out(&crate::mcp::print_config(agent, &argv)?)?;
+                return Ok(0);
+            }
+            crate::mcp::run(&server, profiles()?, a)
+        }
         Command::Hooks(a) => hooks::run(a),
         Command::HookEvent(a) => {
             crate::hooks::record_event(&a.agent, &a.event);

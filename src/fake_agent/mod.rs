@@ -18,7 +18,7 @@
 mod composer;
 mod input;
 mod log;
-mod records;
+pub mod records;
 mod render;
 mod term;
 
@@ -147,8 +147,22 @@ pub struct FakeAgentArgs {
     /// ready composer, then open the dialog. Keys typed meanwhile go to the dialog.
     #[arg(long, value_name = "MS", requires = "fault_late_dialog")]
     pub late_dialog_flash_ms: Option<u64>,
+    /// Reply with this text (on screen, and with --records in the agent's
+    /// record of replies) instead of `Fake reply to prompt N …`. `\n` is a newline.
+    #[arg(long, value_name = "TEXT")]
+    pub reply: Option<String>,
+    /// Each reply makes a call to this tool first (recorded, approved, run).
+    #[arg(long, value_name = "NAME")]
+    pub reply_tool: Option<String>,
+    /// The first N turns stop on a tool-approval dialog (the permission dialog,
+    /// the call recorded as pending) instead of replying.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub approval_turns: u32,
 }
 
+/// The API error a `--fail-turns` turn records (its screen line says the same).
+pub const FAKE_API_ERROR: &str =
+    "API Error: Can't reach the API server (promptgate fake-agent --fail-turns)";
 const TICK: Duration = Duration::from_millis(80);
 const DOUBLE_ESC: Duration = Duration::from_millis(700);
 const LATE_DIALOG_AFTER: Duration = Duration::from_millis(200);
@@ -214,6 +228,9 @@ struct App {
     prompts: u32,
     /// Turns that still fail (`--fail-turns`).
     fails_left: u32,
+    approvals_left: u32,
+    /// The prompt the running turn answers.
+    last_prompt: String,
     /// The last turn failed and nothing was submitted since.
     after_error: bool,
     last_esc: Option<Instant>,
@@ -278,6 +295,8 @@ pub fn run(args: &FakeAgentArgs) -> anyhow::Result<()> {
         flash_keys: Vec::new(),
         prompts: 0,
         fails_left: args.fail_turns,
+        approvals_left: args.approval_turns,
+        last_prompt: String::new(),
         after_error: false,
         last_esc: None,
         burst: Burst::default(),
@@ -664,7 +683,13 @@ impl App {
             self.queue.push(text);
             return;
         }
+        let exit = text.trim() == "/exit";
         self.record_prompt(text, false);
+        if exit {
+            // as the real agents do: `/exit` ends the program
+            self.quit = Some("/exit".into());
+            return;
+        }
         self.go_busy(now);
     }
 
@@ -689,7 +714,19 @@ impl App {
                     .rec("record-failed", &[("error", e.to_string().into())]);
             }
         }
+        self.last_prompt = text.clone();
         self.history.push(Entry::Echo(text));
+    }
+
+    /// `--records`: the turn's reply (or its error, or its pending tool call)
+    /// in the agent's record of replies, before the turn is seen to end.
+    fn record_reply(&mut self, r: &records::FakeReply) {
+        if self.args.records {
+            if let Err(e) = records::append_reply(self.like, &self.last_prompt, r) {
+                self.log
+                    .rec("record-failed", &[("error", e.to_string().into())]);
+            }
+        }
     }
 
     fn go_busy(&mut self, now: Instant) {
@@ -709,6 +746,40 @@ impl App {
 
     fn end_busy(&mut self, now: Instant) {
         self.busy = None;
+        let text = match &self.args.reply {
+            Some(t) => t.replace("\\n", "\n"),
+            None => format!(
+                "Fake reply to prompt {} (promptgate fake-agent).",
+                self.prompts
+            ),
+        };
+        let mut reply = records::FakeReply::to(&self.last_prompt, &text);
+        reply.tool = self
+            .args
+            .reply_tool
+            .clone()
+            .map(|n| (n, "echo 'promptgate fake-agent'".to_string()));
+        if self.approvals_left > 0 {
+            // the turn stops on the approval dialog: the call is recorded, pending
+            self.approvals_left -= 1;
+            reply.tool = Some((
+                self.args
+                    .reply_tool
+                    .clone()
+                    .unwrap_or_else(|| "Bash".into()),
+                "echo 'promptgate fake-agent'".into(),
+            ));
+            reply.tool_status = "pending".into();
+            self.record_reply(&reply);
+            self.publish("waiting");
+            self.log.rec("turn-approval", &[("n", self.prompts.into())]);
+            self.show_dialog(DialogKind::Permission);
+            return;
+        }
+        if self.fails_left > 0 {
+            reply.error = Some(FAKE_API_ERROR.to_string());
+        }
+        self.record_reply(&reply);
         self.publish("idle");
         if self.args.records {
             records::fire_hooks(self.like, "Stop", serde_json::json!({}));
@@ -719,10 +790,9 @@ impl App {
             self.history.push(Entry::Failed);
             self.log.rec("turn-failed", &[("n", self.prompts.into())]);
         } else {
-            self.history.push(Entry::Reply(format!(
-                "Fake reply to prompt {} (promptgate fake-agent).",
-                self.prompts
-            )));
+            for line in text.split('\n') {
+                self.history.push(Entry::Reply(line.to_string()));
+            }
         }
         if !self.queue.is_empty() {
             for t in std::mem::take(&mut self.queue) {

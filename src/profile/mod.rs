@@ -64,6 +64,9 @@ pub struct ProfileDef {
     /// Where the agent publishes its own state (a second witness to the screen).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::record::StatusDef>,
+    /// Where the agent records its replies (`ask`); absent: its record holds none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply: Option<crate::answer::ReplyDef>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]

@@ -546,6 +546,18 @@ fn recover(
         return Ok(false);
     };
     let profile = profiles.get(&agent)?;
+    // the choke point, before a clear key or a submit key goes into the pane
+    if let Err(e) = crate::deliver::may_type(profiles, &item.pane, &o.screen, &SendOpts::default())
+    {
+        save_phase(
+            dir,
+            item,
+            Phase::Held,
+            Some("not-sent"),
+            Some(e.to_string()),
+        )?;
+        return Ok(false);
+    }
     let ours = o
         .verdict
         .composer

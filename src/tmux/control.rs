@@ -65,10 +65,39 @@ struct Conn {
     stdin: ChildStdin,
     lines: Receiver<String>,
     broken: bool,
+    /// The server's key ([`Tmux::server_key`]): whose attach lock the detach takes.
+    server_key: String,
+}
+
+/// tmux 3.2a to 3.6a crash (`control_write` on a control client whose
+/// `control_state` is not set yet: tmux 3.7 checks it) when any notification
+/// for control clients fires while a control client is between its identify
+/// messages: our own attach (`client-session-changed`) and detach
+/// (`client-detached`) are such notifications. So every promptgate process
+/// attaches and detaches its control clients one at a time per server: this
+/// lock (a `flock`, across processes and threads) is held from spawning the
+/// client until it has answered, and from its detach until it has exited.
+/// No notification of ours then fires while one of ours identifies.
+fn attach_lock(server_key: &str) -> Option<crate::lock::PaneLock> {
+    crate::lock::PaneLock::acquire(server_key, "control-attach", Duration::from_secs(10)).ok()
+}
+
+/// The connections this process holds, one per server and session: every reader
+/// of the process (the MCP server's concurrent tools, a fan-out's threads) polls
+/// through the one, instead of attaching (and later detaching) one each.
+type Registry = Mutex<Vec<(String, std::sync::Weak<Mutex<Conn>>)>>;
+
+fn registry() -> &'static Registry {
+    static R: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+    R.get_or_init(|| Mutex::new(Vec::new()))
 }
 
 impl Drop for Conn {
     fn drop(&mut self) {
+        // (a connection that never answered is dropped while its opener holds the lock)
+        let _lock = (!self.server_key.is_empty())
+            .then(|| attach_lock(&self.server_key))
+            .flatten();
         let _ = self.stdin.write_all(b"detach-client\n");
         let _ = self.stdin.flush();
         let deadline = Instant::now() + Duration::from_millis(200);
@@ -139,6 +168,7 @@ impl Conn {
             stdin,
             lines: rx,
             broken: false,
+            server_key: String::new(),
         })
     }
 
@@ -291,6 +321,13 @@ impl Control {
 
     fn attach(&mut self, pane: &str) {
         let server = self.one_shot.server.clone();
+        let server_key = match self.one_shot.server_key() {
+            Ok(k) => k,
+            Err(e) => {
+                self.fallback_reason = Some(format!("control mode: {e}"));
+                return;
+            }
+        };
         let session = self.one_shot.run(
             &[
                 "display-message",
@@ -302,7 +339,29 @@ impl Control {
             None,
             Some(pane),
         );
-        self.fallback_reason = match session.map(|s| s.trim().to_string()) {
+        let session = session.map(|s| s.trim().to_string());
+        // one attach at a time in this process: a reader that finds one for its
+        // server and session polls through it
+        let mut reg = registry().lock().unwrap_or_else(|p| p.into_inner());
+        reg.retain(|(_, w)| w.strong_count() > 0);
+        let reg_key = format!("{server_key}\0{}", session.as_deref().unwrap_or_default());
+        if let Some(c) = reg
+            .iter()
+            .find(|(k, _)| *k == reg_key)
+            .and_then(|(_, w)| w.upgrade())
+        {
+            if !c.lock().unwrap_or_else(|p| p.into_inner()).broken {
+                self.adopt(Shared(c));
+                return;
+            }
+        }
+        // held until the new client has answered (see `attach_lock`)
+        let lock = attach_lock(&server_key);
+        if lock.is_none() {
+            self.fallback_reason = Some("control mode: the attach lock was not free".into());
+            return;
+        }
+        self.fallback_reason = match session {
             Ok(s) if !s.is_empty() => match Conn::open(&server, &s) {
                 // The first round trip proves the connection works.
                 Ok(mut conn) => match conn.exec(
@@ -314,7 +373,10 @@ impl Control {
                         if v.first()
                             .is_some_and(|r| r.as_deref().map(str::trim) == Ok("ok")) =>
                     {
-                        self.conn = Some(Shared(Arc::new(Mutex::new(conn))));
+                        conn.server_key = server_key.clone();
+                        let c = Arc::new(Mutex::new(conn));
+                        reg.push((reg_key, Arc::downgrade(&c)));
+                        self.conn = Some(Shared(c));
                         None
                     }
                     Ok(_) => Some("control mode: unexpected reply".into()),

@@ -150,7 +150,7 @@ pub fn describe_local() -> String {
     format!("{name} ({where_}): {standing}")
 }
 
-fn find_in_path(prog: &str) -> Option<String> {
+pub fn find_in_path(prog: &str) -> Option<String> {
     if prog.contains('/') {
         return Some(prog.to_string());
     }

@@ -1,0 +1,263 @@
+//! Every reader against the records the fake agents write, in each agent's
+//! format (`fake_agent::records`), read with the built-in profiles' `[reply]`.
+
+use super::*;
+use crate::fake_agent::records::{aider_reply, prompt_entry, reply_entries, FakeReply};
+use crate::profile::Profiles;
+
+const AGENTS: [&str; 5] = ["claude", "codex", "gemini", "qwen", "copilot"];
+
+fn profile(name: &str) -> crate::profile::Profile {
+    Profiles::builtin().get(name).unwrap().clone()
+}
+
+/// A record with an older turn, this prompt and its reply, as `agent` writes it.
+fn record(agent: &str, prompt: &str, r: &FakeReply, after: Option<&str>) -> String {
+    let mut v = vec![prompt_entry(agent, "an older prompt")];
+    v.extend(reply_entries(agent, &FakeReply::to("x", "an older reply")));
+    v.push(prompt_entry(agent, prompt));
+    v.extend(reply_entries(agent, r));
+    if let Some(a) = after {
+        v.push(prompt_entry(agent, a));
+        v.extend(reply_entries(
+            agent,
+            &FakeReply::to(a, "the reply to the other prompt"),
+        ));
+    }
+    v.iter().map(|v| format!("{v}\n")).collect()
+}
+
+fn read(agent: &str, prompt: &str, raw: &str) -> Answer {
+    let p = profile(agent);
+    let def = p.def.reply.as_ref().expect("a [reply]");
+    match def.format {
+        ReplyFormat::Json => {
+            read_entries(def, p.def.record.as_ref(), prompt, &entries(def, raw), 0)
+        }
+        ReplyFormat::MarkdownChat => read_markdown(def, prompt, raw, 0),
+    }
+    .expect("the prompt's entry")
+}
+
+#[test]
+fn the_answer_is_the_reply_byte_for_byte_with_its_tokens() {
+    let prompt = "what is\n\tthe answer?";
+    let text = "The answer is 42.\n\n```sh\necho  42 \n```";
+    for agent in AGENTS {
+        let r = FakeReply::to(prompt, text);
+        let a = read(agent, prompt, &record(agent, prompt, &r, None));
+        assert_eq!(a.text, text, "{agent}");
+        assert_eq!(a.source, "transcript");
+        let t = a.tokens.expect(agent);
+        assert_eq!(
+            (t.input, t.output, t.cache),
+            (r.input_tokens, r.output_tokens, r.cache_tokens),
+            "{agent}"
+        );
+        assert!(a.other_prompts.is_empty(), "{agent}");
+        assert!(a.error.is_none(), "{agent}");
+    }
+    let r = FakeReply::to(prompt, text);
+    let a = read(
+        "aider",
+        prompt,
+        &format!(
+            "# aider chat started\n\n{}{}",
+            aider_reply("an older prompt", &FakeReply::to("x", "old")),
+            aider_reply(prompt, &r)
+        ),
+    );
+    assert_eq!(a.text, text);
+    let t = a.tokens.unwrap();
+    assert_eq!((t.input, t.output), (r.input_tokens, r.output_tokens));
+    assert_eq!(a.cost, Some(0.01));
+}
+
+#[test]
+fn stop_reason_where_the_record_keeps_one() {
+    for (agent, want) in [
+        ("claude", "end_turn"),
+        ("codex", "end_turn"),
+        ("copilot", "end_turn"),
+    ] {
+        let a = read(
+            agent,
+            "p",
+            &record(agent, "p", &FakeReply::to("p", "r"), None),
+        );
+        assert_eq!(a.stop_reason.as_deref(), Some(want), "{agent}");
+    }
+}
+
+#[test]
+fn a_tool_call_is_reported_with_its_name_and_how_it_went() {
+    for agent in AGENTS {
+        for status in ["approved", "denied", "pending"] {
+            let mut r = FakeReply::to("p", "done");
+            r.tool = Some(("Bash".into(), "ls -la".into()));
+            r.tool_status = status.into();
+            let a = read(agent, "p", &record(agent, "p", &r, None));
+            assert_eq!(a.tool_calls.len(), 1, "{agent} {status}");
+            let c = &a.tool_calls[0];
+            assert_eq!(c.name, "Bash", "{agent}");
+            assert!(
+                c.input_summary.contains("ls -la"),
+                "{agent}: {}",
+                c.input_summary
+            );
+            // copilot's record says a call ran or failed, never that a person denied it
+            let want = if agent == "copilot" && status == "denied" {
+                "approved"
+            } else {
+                status
+            };
+            assert_eq!(c.status, want, "{agent} {status}");
+        }
+    }
+}
+
+#[test]
+fn an_api_error_turn_gives_its_error_text() {
+    for agent in ["claude", "codex", "gemini", "copilot"] {
+        let mut r = FakeReply::to("p", "");
+        r.error = Some("API Error: overloaded".into());
+        let a = read(agent, "p", &record(agent, "p", &r, None));
+        assert_eq!(a.error.as_deref(), Some("API Error: overloaded"), "{agent}");
+    }
+    let mut r = FakeReply::to("p", "");
+    r.error = Some("Connection refused".into());
+    let a = read("aider", "p", &aider_reply("p", &r));
+    assert_eq!(
+        a.error.as_deref(),
+        Some("litellm.APIConnectionError: Connection refused")
+    );
+}
+
+#[test]
+fn another_prompt_after_this_one_is_reported_not_mixed_in() {
+    for agent in AGENTS {
+        let r = FakeReply::to("mine", "my reply");
+        let a = read(
+            agent,
+            "mine",
+            &record(agent, "mine", &r, Some("typed by hand")),
+        );
+        assert_eq!(a.text, "my reply", "{agent}");
+        assert_eq!(a.other_prompts.len(), 1, "{agent}");
+        assert!(a.other_prompts[0].contains("typed by hand"), "{agent}");
+        let t = a.tokens.unwrap();
+        assert_eq!(
+            t.output, r.output_tokens,
+            "{agent}: the other reply's usage is not added"
+        );
+    }
+    let raw = format!(
+        "{}{}",
+        aider_reply("mine", &FakeReply::to("mine", "my reply")),
+        aider_reply("typed by hand", &FakeReply::to("x", "other"))
+    );
+    let a = read("aider", "mine", &raw);
+    assert_eq!(a.text, "my reply");
+    assert_eq!(a.other_prompts, vec!["typed by hand".to_string()]);
+}
+
+#[test]
+fn never_an_older_reply() {
+    // the same prompt sent twice: the answer is the reply after the last one
+    for agent in AGENTS {
+        let mut v = vec![prompt_entry(agent, "again")];
+        v.extend(reply_entries(agent, &FakeReply::to("again", "first reply")));
+        v.push(prompt_entry(agent, "again"));
+        let raw: String = v.iter().map(|v| format!("{v}\n")).collect();
+        let a = read(agent, "again", &raw);
+        assert_eq!(a.text, "", "{agent}: the second has no reply yet");
+        assert!(!a.has_reply(), "{agent}");
+    }
+    // a prompt that is not in the record has no answer at all
+    let p = profile("claude");
+    let def = p.def.reply.as_ref().unwrap();
+    let raw = record("claude", "other", &FakeReply::to("other", "x"), None);
+    assert!(read_entries(def, p.def.record.as_ref(), "mine", &entries(def, &raw), 0).is_none());
+}
+
+#[test]
+fn a_json_document_with_a_messages_list_is_read_too() {
+    // older gemini: one document, `messages`
+    let r = FakeReply::to("p", "from the document");
+    let mut msgs = vec![prompt_entry("gemini", "p")];
+    msgs.extend(reply_entries("gemini", &r));
+    let doc = serde_json::json!({"sessionId": "s", "messages": msgs}).to_string();
+    assert_eq!(read("gemini", "p", &doc).text, "from the document");
+}
+
+#[test]
+fn agents_whose_record_holds_no_replies_say_so() {
+    let profiles = Profiles::builtin();
+    for name in ["opencode", "kilo", "auggie"] {
+        let p = profiles.get(name).unwrap();
+        assert!(p.def.reply.is_none(), "{name}");
+        let a = read_answer(p, "x", &[], &Marks::new());
+        assert_eq!(a.source, "none");
+        assert!(a.why.unwrap().contains("no record of replies"));
+    }
+}
+
+#[test]
+fn counts_with_a_suffix() {
+    assert_eq!(count_with_suffix("1.2k"), 1200);
+    assert_eq!(count_with_suffix("37"), 37);
+    assert_eq!(count_with_suffix("2.5M"), 2_500_000);
+}
+
+#[test]
+fn a_prompt_recorded_before_the_mark_is_never_this_one() {
+    // the same prompt asked before, and this one not (yet) in the record: no
+    // answer, never the older reply
+    for agent in AGENTS {
+        let p = profile(agent);
+        let def = p.def.reply.as_ref().unwrap();
+        let raw = record(
+            agent,
+            "again",
+            &FakeReply::to("again", "the older reply"),
+            None,
+        );
+        let n = count(def, &raw);
+        assert!(
+            read_entries(def, p.def.record.as_ref(), "again", &entries(def, &raw), n).is_none(),
+            "{agent}"
+        );
+        // once it is recorded after the mark, its reply is the answer
+        let mut more = vec![prompt_entry(agent, "again")];
+        more.extend(reply_entries(
+            agent,
+            &FakeReply::to("again", "the new reply"),
+        ));
+        let raw2 = raw.clone() + &more.iter().map(|v| format!("{v}\n")).collect::<String>();
+        let a = read_entries(def, p.def.record.as_ref(), "again", &entries(def, &raw2), n).unwrap();
+        assert_eq!(a.text, "the new reply", "{agent}");
+    }
+    let p = profile("aider");
+    let def = p.def.reply.as_ref().unwrap();
+    let raw = aider_reply("again", &FakeReply::to("again", "old"));
+    let n = count(def, &raw);
+    assert_eq!(n, 1);
+    assert!(read_markdown(def, "again", &raw, n).is_none());
+    let raw2 = raw + &aider_reply("again", &FakeReply::to("again", "new"));
+    assert_eq!(read_markdown(def, "again", &raw2, n).unwrap().text, "new");
+}
+
+#[test]
+fn codex_without_response_items_answers_from_its_agent_message_events() {
+    let p = profile("codex");
+    let def = p.def.reply.as_ref().unwrap();
+    let mut v = vec![prompt_entry("codex", "p")];
+    v.extend(
+        reply_entries("codex", &FakeReply::to("p", "only in the event"))
+            .into_iter()
+            .filter(|e| e["type"] != "response_item"),
+    );
+    let raw: String = v.iter().map(|v| format!("{v}\n")).collect();
+    let a = read_entries(def, p.def.record.as_ref(), "p", &entries(def, &raw), 0).unwrap();
+    assert_eq!(a.text, "only in the event");
+}

@@ -1,0 +1,440 @@
+//! Real turns (issue 26): the real agents talk to a scripted local model
+//! (`scripts/model.sh`: a pinned `@copilotkit/aimock` on a free 127.0.0.1 port
+//! with the fixtures of `tests/model/`), so that their turns stream, finish,
+//! fail and ask for approval as they do for users. One test per agent, at
+//! 120x40, in the release column `PROMPTGATE_REAL_RELEASE` picks (newest or
+//! previous, scripts/real-agents.versions). Ignored unless asked for:
+//!
+//! ```text
+//! scripts/real-agents.sh install claude codex gemini copilot && scripts/model.sh install
+//! PROMPTGATE_REAL_AGENTS=1 cargo test --test real_turns -- --include-ignored --nocapture --test-threads=1
+//! ```
+//!
+//! Each test, on the real agent:
+//! - (d) `send --until-done` of a prompt the model answers at once: the receipt's
+//!   turn is done and the answer is on the screen;
+//! - (c) a second one: promptgate exits after the model's answer (its request in
+//!   aimock's journal; the answer is one burst) and well before the old fixed 3 s
+//!   start grace would have let it (bound 2.5 s; the measured figure is a `REPORT`
+//!   line: the issue's 500 ms goal is met on an idle machine, not under load);
+//! - (b) during a reply that streams for ~12 s, a send is refused busy (22), nothing
+//!   of it reaches the agent's record or the screen; `send --wait-busy` lands once,
+//!   its request reaching the model only after the streamed reply's last content
+//!   chunk;
+//! - (a) the model answers with a shell tool call `rm -r pg-marker`: the agent's
+//!   approval dialog shows (`state` = `dialog:permission`), a send of `1` into it
+//!   is refused (21) and the screen stays as it was; after Escape the marker
+//!   folder is still there: the command never ran.
+//!
+//! The model and each agent are stopped by PID (also from Drop guards). Lines
+//! starting with `REPORT` are the measured results (docs/real-turns.md).
+
+mod common;
+use common::{code, json_out, text};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+fn key_values(out: &[u8]) -> HashMap<String, String> {
+    text(out)
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// The scripted model, stopped by its PID when dropped.
+struct Model {
+    pid: String,
+    port: String,
+    url: String,
+}
+
+impl Model {
+    fn start() -> Model {
+        let o = Command::new(root().join("scripts/model.sh"))
+            .arg("start")
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "model.sh start: {}", text(&o.stderr));
+        let kv = key_values(&o.stdout);
+        Model {
+            pid: kv["pid"].clone(),
+            port: kv["port"].clone(),
+            url: kv["url"].clone(),
+        }
+    }
+
+    /// aimock's request journal: every request, with `timestamp` (ms) and `body`.
+    fn journal(&self) -> Vec<Value> {
+        let o = Command::new(root().join("scripts/model.sh"))
+            .args(["journal", &self.port])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "model.sh journal: {}", text(&o.stderr));
+        serde_json::from_slice(&o.stdout).expect("the journal is a JSON array")
+    }
+
+    /// The times of the requests that the fixture matching `key` answered, from
+    /// `since` (ms) on. The journal's copy of a large request can leave its messages
+    /// out (qwen's): the matched fixture says which prompt it carried.
+    fn answered(&self, key: &str, since: u64) -> Vec<u64> {
+        self.journal()
+            .iter()
+            .filter(|e| e["response"]["fixture"]["match"]["userMessage"].as_str() == Some(key))
+            .filter_map(|e| e["timestamp"].as_u64())
+            .filter(|t| *t >= since)
+            .collect()
+    }
+}
+
+impl Drop for Model {
+    fn drop(&mut self) {
+        let _ = Command::new(root().join("scripts/model.sh"))
+            .args(["stop", &self.pid])
+            .output();
+    }
+}
+
+/// One real agent pointed at the model, on its own tmux server; stopped by PID.
+struct Agent {
+    name: &'static str,
+    version: String,
+    socket: String,
+    pane: String,
+    run: PathBuf,
+    project: PathBuf,
+    record: String,
+    tmp: tempfile::TempDir,
+    stopped: bool,
+}
+
+impl Agent {
+    fn start(name: &'static str, model: &Model) -> Agent {
+        let o = Command::new(root().join("scripts/real-agents.sh"))
+            .args(["start", name, "ready", "120", "40"])
+            .env("MODEL_URL", &model.url)
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "real-agents.sh start {name}: {}",
+            text(&o.stderr)
+        );
+        let kv = key_values(&o.stdout);
+        Agent {
+            name,
+            version: kv["version"].clone(),
+            socket: kv["socket"].clone(),
+            pane: kv["pane"].clone(),
+            run: PathBuf::from(&kv["run"]),
+            project: PathBuf::from(&kv["project"]),
+            record: kv
+                .get("record_sessions")
+                .unwrap_or(&kv["record"])
+                .to_string(),
+            tmp: tempfile::tempdir().unwrap(),
+            stopped: false,
+        }
+    }
+
+    fn pg(&self, args: &[&str]) -> Output {
+        let mut c = common::pg_on(&self.socket, self.tmp.path(), args);
+        c.stdin(Stdio::null());
+        c.output().unwrap()
+    }
+
+    fn capture(&self) -> String {
+        text(&common::tmux_on(&self.socket, &["capture-pane", "-p", "-t", &self.pane]).stdout)
+    }
+
+    fn key(&self, key: &str) {
+        let o = common::tmux_on(&self.socket, &["send-keys", "-t", &self.pane, key]);
+        assert!(o.status.success(), "send-keys {key}: {}", text(&o.stderr));
+    }
+
+    fn state(&self) -> String {
+        let v = json_out(&self.pg(&["state", "-t", &self.pane, "--json"]));
+        v["state"].as_str().unwrap_or("error").to_string()
+    }
+
+    /// Poll `state` until it is `want`; panic with the screen after `secs`.
+    fn wait_state(&self, want: &str, secs: u64) {
+        let start = Instant::now();
+        loop {
+            let st = self.state();
+            if st == want {
+                return;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(secs),
+                "{} {}: waited {secs} s for {want}, last {st}\n{}",
+                self.name,
+                self.version,
+                self.capture()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The user messages in the agent's own record, oldest first.
+    fn records(&self) -> Vec<String> {
+        let o = Command::new(root().join("scripts/real-agents.sh"))
+            .args(["record", self.name, &self.record])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "record: {}", text(&o.stderr));
+        text(&o.stdout)
+            .lines()
+            .map(|l| serde_json::from_str::<String>(l).expect("record line is a JSON string"))
+            .collect()
+    }
+
+    /// `promptgate send BODY EXTRA… --json`: (exit code, receipt).
+    fn send(&self, body: &str, extra: &[&str]) -> (i32, Value, Output) {
+        let mut args = vec!["send", "-t", &self.pane, "--json", "--timeout", "60"];
+        args.extend_from_slice(extra);
+        args.push(body);
+        let o = self.pg(&args);
+        (code(&o), json_out(&o), o)
+    }
+
+    fn send_ok(&self, body: &str, extra: &[&str]) -> Value {
+        let (c, r, o) = self.send(body, extra);
+        assert_eq!(
+            (c, r["receipt"].as_str()),
+            (0, Some("consumed")),
+            "{} {}: send {body:?} {extra:?}: {}\n{r}\n{}",
+            self.name,
+            self.version,
+            text(&o.stderr),
+            self.capture()
+        );
+        r
+    }
+
+    fn stop(&mut self) {
+        let o = Command::new(root().join("scripts/real-agents.sh"))
+            .args(["stop", &self.socket])
+            .output()
+            .unwrap();
+        self.stopped = true;
+        assert!(o.status.success(), "stop: {}", text(&o.stderr));
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.run);
+        }
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        if !self.stopped {
+            let _ = Command::new(root().join("scripts/real-agents.sh"))
+                .args(["stop", &self.socket])
+                .output();
+            eprintln!(
+                "{}: stopped {}; run dir kept: {}",
+                self.name,
+                self.socket,
+                self.run.display()
+            );
+        }
+    }
+}
+
+/// How many times `body` is in the record.
+fn count(records: &[String], body: &str) -> usize {
+    records.iter().filter(|m| m.trim_end() == body).count()
+}
+
+fn real_turns(name: &'static str) {
+    let model = Model::start();
+    let mut a = Agent::start(name, &model);
+
+    // codex's start-up shows busy (its title spinner) while it reaches the model
+    a.wait_state("ready", 60);
+
+    // (d) a finished turn's answer is on screen (the first turn after the start
+    // also carries the agent's own start-up work)
+    a.send_ok("pg-quick: the first turn", &["--until-done"]);
+    let screen = a.capture();
+    assert!(
+        screen.contains("PG-QUICK-ANSWER"),
+        "{name}: the finished turn's answer is not on screen\n{screen}"
+    );
+
+    // (c) a turn the model answers at once: --until-done ends soon after it
+    let quick = "pg-quick: answer with one word";
+    let r = a.send_ok(quick, &["--until-done"]);
+    let exit_ms = now_ms();
+    assert_eq!(
+        r["proof"]["source"].as_str(),
+        Some("transcript"),
+        "{name}: proof {}",
+        r["proof"]
+    );
+    assert_eq!(
+        r["turn"]["done"].as_bool(),
+        Some(true),
+        "{name}: turn {}",
+        r["turn"]
+    );
+    let submit = r["timings"]["submit_at_ms"].as_u64().unwrap_or(0);
+    let last = model
+        .answered("pg-quick", submit)
+        .into_iter()
+        .max()
+        .expect("the model got the prompt");
+    assert!(
+        exit_ms >= last,
+        "{name}: --until-done ended before the model answered"
+    );
+    let late = exit_ms - last;
+    eprintln!(
+        "REPORT real_turns {name} {} until-done: turn_ms {} saw_busy {}; exit {late} ms after the model's answer",
+        a.version, r["turn"]["turn_ms"], r["turn"]["saw_busy"]
+    );
+    // Not the fixed 3 s start grace (before: exit 3.4 s after the answer of a 0.1 s
+    // turn). The issue's goal is 500 ms: measured 0.1-0.6 s on an idle machine, up
+    // to 1.4 s under load, as the agent's own repaint after the answer (Claude ~0.15 s
+    // idle, over 1 s under load) and the 250 ms of stillness a turn never seen busy
+    // needs add up (docs/real-turns.md): a bound of 0.5 s would not pass reliably.
+    assert!(
+        late <= 2500,
+        "{name} {}: --until-done exited {late} ms after the model's answer (turn {})",
+        a.version,
+        r["turn"]
+    );
+
+    // (b) busy with a streaming reply: refused (22), nothing typed; --wait-busy lands once, after it
+    let stream = "pg-stream-long: tell me a long story";
+    let stream_submit = a.send_ok(stream, &[])["timings"]["submit_at_ms"]
+        .as_u64()
+        .unwrap_or(0);
+    a.wait_state("busy", 30);
+    let refused = "refused while busy: pg-quick";
+    let (c, r, o) = a.send(refused, &[]);
+    assert_eq!(
+        c,
+        22,
+        "{name}: a send while streaming: {}\n{r}",
+        text(&o.stderr)
+    );
+    let screen = a.capture();
+    assert!(
+        !screen.contains("refused while busy"),
+        "{name}: typed while busy\n{screen}"
+    );
+    let after = "after the stream: pg-quick";
+    let after_submit = a.send_ok(after, &["--wait-busy"])["timings"]["submit_at_ms"]
+        .as_u64()
+        .unwrap_or(0);
+    let stream_at = model.answered("pg-stream-long", stream_submit)[0];
+    let after_at = model.answered("pg-quick", after_submit)[0];
+    // 120 content chunks of 8 characters, 100 ms apart (tests/model/turns.json)
+    let content_end = stream_at + 120 * 100;
+    eprintln!(
+        "REPORT real_turns {name} {} wait-busy: the prompt reached the model {} ms after the stream began",
+        a.version,
+        after_at - stream_at
+    );
+    assert!(
+        after_at >= content_end,
+        "{name}: --wait-busy landed {} ms into a stream of >= {} ms",
+        after_at - stream_at,
+        content_end - stream_at
+    );
+    a.wait_state("ready", 30);
+    let recs = a.records();
+    assert_eq!(count(&recs, after), 1, "{name}: record {recs:?}");
+    assert_eq!(count(&recs, refused), 0, "{name}: record {recs:?}");
+    assert_eq!(count(&recs, stream), 1, "{name}: record {recs:?}");
+
+    // (a) the approval dialog of a shell command that would remove the marker
+    let marker = a.project.join("pg-marker");
+    std::fs::create_dir(&marker).unwrap();
+    // copilot's request carries tools without a `function` member, which aimock's
+    // tool-name match cannot read: its fixture matches the prompt alone
+    let tool = if name == "copilot" {
+        "pg-bash-rm: remove the marker folder"
+    } else {
+        "pg-tool-rm: remove the marker folder"
+    };
+    a.send_ok(tool, &[]);
+    a.wait_state("dialog:permission", 60);
+    let before = a.capture();
+    let (c, r, o) = a.send("1", &[]);
+    assert_eq!(
+        c,
+        21,
+        "{name}: a send into the approval dialog: {}\n{r}",
+        text(&o.stderr)
+    );
+    // the dialog holds still: the screen after the refusal is the screen before it
+    std::thread::sleep(Duration::from_millis(500));
+    let still = a.capture();
+    // claude blinks the `●` of a tool call waiting for approval
+    let blink = |l: &str| l.replacen('●', " ", 1);
+    let diff: Vec<(&str, &str)> = before
+        .lines()
+        .zip(still.lines())
+        .filter(|(b, s)| blink(b) != blink(s))
+        .collect();
+    assert!(
+        diff.is_empty(),
+        "{name}: the screen changed after the refused send: {diff:?}\n{still}"
+    );
+    eprintln!(
+        "REPORT real_turns {name} {} approval dialog: refused 21, nothing typed",
+        a.version
+    );
+    a.key("Escape");
+    a.wait_state("ready", 30);
+    assert!(
+        marker.is_dir(),
+        "{name}: the marker is gone: the command ran\n{}",
+        a.capture()
+    );
+    a.stop();
+}
+
+#[test]
+#[ignore = "real agents: PROMPTGATE_REAL_AGENTS=1 cargo test --test real_turns -- --include-ignored"]
+fn claude_real_turns_120x40() {
+    real_turns("claude");
+}
+
+#[test]
+#[ignore = "real agents: PROMPTGATE_REAL_AGENTS=1 cargo test --test real_turns -- --include-ignored"]
+fn codex_real_turns_120x40() {
+    real_turns("codex");
+}
+
+#[test]
+#[ignore = "real agents: PROMPTGATE_REAL_AGENTS=1 cargo test --test real_turns -- --include-ignored"]
+fn copilot_real_turns_120x40() {
+    real_turns("copilot");
+}
+
+#[test]
+#[ignore = "real agents: PROMPTGATE_REAL_AGENTS=1 cargo test --test real_turns -- --include-ignored"]
+fn gemini_real_turns_120x40() {
+    real_turns("gemini");
+}
