@@ -19,7 +19,8 @@ command -v jq >/dev/null || { echo "fanout-ratio: needs jq" >&2; exit 2; }
 SOCK=promptgate-fanratio-$$
 DIR=$(mktemp -d)
 T() { tmux -L "$SOCK" -f /dev/null "$@"; }
-cleanup() { T kill-server 2>/dev/null || true; rm -rf "$DIR"; }
+# (the fake agents may still be writing their files a moment after the server goes)
+cleanup() { T kill-server 2>/dev/null || true; rm -rf "$DIR" 2>/dev/null || { sleep 1; rm -rf "$DIR"; }; }
 trap cleanup EXIT
 export XDG_RUNTIME_DIR=$DIR/run PROMPTGATE_LOG=off
 mkdir -p "$DIR/run"
