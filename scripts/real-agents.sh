@@ -140,7 +140,9 @@
 # MODEL_URL=http://127.0.0.1:PORT (from scripts/model.sh start) points the agent at the scripted model instead
 # of a closed port (issue 26, docs/real-turns.md): claude ANTHROPIC_BASE_URL + manual permission mode;
 # codex a [model_providers.mock] (wire_api responses) + approval_policy on-request; gemini
-# GOOGLE_GEMINI_BASE_URL; qwen OPENAI_BASE_URL; copilot COPILOT_PROVIDER_BASE_URL. Other agents: usage error.
+# GOOGLE_GEMINI_BASE_URL; qwen OPENAI_BASE_URL; copilot COPILOT_PROVIDER_BASE_URL; opencode, kilo the
+# anthropic provider's baseURL ($MODEL_URL/v1) and permission.bash "ask" in their config (mode ready only);
+# aider OPENAI_API_BASE. auggie: usage error (it talks to its own backend).
 # AGENT_ENV="K=V K2=V2" adds variables or overrides the ones above (no spaces inside values), e.g.
 # AGENT_ENV=CLAUDE_CODE_MAX_RETRIES=10 keeps claude busy (retrying) for minutes; AGENT_ARGS="..." adds arguments.
 #
@@ -649,6 +651,13 @@ seed_opencode() {
 	# a HOME that ran the agent before: its state dir exists (promptgate reads the prompt record only
 	# where the agent keeps one, and a first start makes the dir only after its first paint)
 	mkdir -p "$home/.local/state/$name"
+	if [[ -n ${MODEL_URL:-} ]]; then
+		# the scripted model; and a shell command asks first (by default opencode runs it unasked)
+		json '({autoupdate: false, share: "disabled", permission: {bash: "ask"},
+			provider: {anthropic: {options: {baseURL: a[0] + "/v1"}}}})' "$MODEL_URL" \
+			>"$home/.config/$name/$name.json"
+		return 0
+	fi
 	json '({autoupdate: false, share: "disabled",
 		provider: {anthropic: {options: {baseURL: "http://127.0.0.1:9/v1"}}}})' >"$home/.config/$name/$name.json"
 }
@@ -732,7 +741,9 @@ cmd_start() {
 		gemini) ;;
 		qwen) QWEN_BASE_URL=$MODEL_URL/v1 ;;
 		copilot) COPILOT_BASE_URL=$MODEL_URL/v1 ;;
-		*) usage_die "MODEL_URL: pointing $agent at the scripted model is not wired yet (claude, codex, gemini, qwen, copilot)" ;;
+		opencode | kilo) [[ $mode == ready ]] || usage_die "MODEL_URL: $agent needs mode ready (its config names the model)" ;;
+		aider) ;;
+		*) usage_die "MODEL_URL: pointing $agent at the scripted model is not wired yet (all but auggie, which talks to its own backend)" ;;
 		esac
 	fi
 
@@ -813,6 +824,7 @@ cmd_start() {
 		# LITELLM_LOCAL_MODEL_COST_MAP: litellm's bundled price table, not a download at each start
 		envs+=(OPENAI_API_KEY="$AIDER_KEY" LITELLM_LOCAL_MODEL_COST_MAP=True)
 		args+=(--no-git --model gpt-4o)
+		[[ -z ${MODEL_URL:-} ]] || envs+=(OPENAI_API_BASE="$MODEL_URL/v1")
 		;;
 	esac
 	local extra

@@ -220,6 +220,12 @@ pub fn until_done(
     cancel: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<Turn> {
     let profile = profiles.get(agent)?;
+    let mut start = start.into();
+    if start == crate::gate::TurnStart::Taken
+        && profile.def.record.as_ref().is_some_and(|r| r.input_history)
+    {
+        start = crate::gate::TurnStart::Submitted;
+    }
     let mut tmux = crate::tmux::Control::new(server.clone(), pane);
     // the agent's own end-of-turn hook, where promptgate's hooks are installed
     let hooks = tmux

@@ -69,6 +69,12 @@ pub struct RecordDef {
     /// directory are read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_ref: Option<String>,
+    /// The record is the composer's input history, written as the prompt is
+    /// submitted, before the agent shows its turn begun (OpenCode, Kilo): an
+    /// entry proves the prompt was taken, not that its turn started, so
+    /// `--until-done` still waits for busy or the start grace.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub input_history: bool,
     /// How long after the submit to wait for the entry, at most.
     #[serde(default = "wait_ms")]
     pub wait_ms: u64,
@@ -1164,6 +1170,7 @@ mod tests {
             parts: None,
             file_ref: None,
             line_prefix: None,
+            input_history: false,
             wait_ms: 10,
             startup_wait_ms: None,
             session: None,
