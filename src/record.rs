@@ -121,6 +121,7 @@ impl RecordDef {
             wait_ms: wait_ms(),
             startup_wait_ms: None,
             session: None,
+            input_history: false,
         }
     }
 }
