@@ -94,6 +94,16 @@ pub fn deliver_all(
     })
 }
 
+/// Why a row of the report ended as it did, for a plain line: its error, else
+/// the rule that decided its receipt.
+pub fn why(row: &serde_json::Value) -> String {
+    row["error"]
+        .as_str()
+        .or_else(|| row["evidence"]["rule"].as_str())
+        .unwrap_or("")
+        .to_string()
+}
+
 /// One row per target for the report (each receipt also goes to the delivery log).
 pub fn rows(outcomes: &[Outcome]) -> Vec<serde_json::Value> {
     outcomes

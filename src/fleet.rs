@@ -478,10 +478,7 @@ pub fn send(host_flags: &[String], a: &SendArgs) -> Result<i32> {
         }))?;
     } else {
         for r in &rows {
-            let why = r["error"]
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| r["evidence"]["rule"].as_str().unwrap_or("").to_string());
+            let why = crate::fanout::why(r);
             crate::cmd::out(&format!(
                 "{}\t{}\t{}\t{}\t{}",
                 r["host"].as_str().unwrap_or("?"),

@@ -166,6 +166,19 @@ async fn write_stdout(
     }
 }
 
+/// `send`'s defaults with a tool's timeout and waits (`PROMPTGATE_GATE=off`
+/// skips the gate here too, as for `send`).
+fn tool_opts(timeout: Duration, wait_busy: bool, wait_dialog: bool) -> SendOpts {
+    let mut opts = SendOpts {
+        force: crate::cli::gate_off_from_env(),
+        ..SendOpts::default()
+    };
+    opts.gate.timeout = timeout;
+    opts.gate.wait_busy = wait_busy;
+    opts.gate.wait_dialog = wait_dialog;
+    opts
+}
+
 /// The arguments that start this server with the limits it was given: the
 /// tmux server (`-L`, `-S`, `--host`), `--profiles`, `--read-only` and each
 /// `--allow`. Paths are made absolute: the agent starts the server elsewhere.
@@ -780,15 +793,7 @@ impl Gatekeeper {
                 Ok(v) => v,
                 Err(e) => return refuse(&e, json!({"receipt": "not-sent"})),
             };
-            // send's defaults, with the tool's timeout and waits
-            // (`PROMPTGATE_GATE=off` skips the gate here too, as for `send`)
-            let mut opts = SendOpts {
-                force: crate::cli::gate_off_from_env(),
-                ..SendOpts::default()
-            };
-            opts.gate.timeout = timeout;
-            opts.gate.wait_busy = p.wait_busy;
-            opts.gate.wait_dialog = p.wait_dialog;
+            let opts = tool_opts(timeout, p.wait_busy, p.wait_dialog);
             let (hook_status, hook_pane) = (status.clone(), loc.id.clone());
             let hook = move |phase: crate::queue::Phase| {
                 if let Ok(mut s) = hook_status.lock() {
@@ -908,13 +913,7 @@ impl Gatekeeper {
                 Ok(v) => v,
                 Err(e) => return refuse(&e, json!({"receipt": "not-sent"})),
             };
-            let mut opts = SendOpts {
-                force: crate::cli::gate_off_from_env(),
-                ..SendOpts::default()
-            };
-            opts.gate.timeout = timeout;
-            opts.gate.wait_busy = p.wait_busy;
-            opts.gate.wait_dialog = p.wait_dialog;
+            let opts = tool_opts(timeout, p.wait_busy, p.wait_dialog);
             // a cancelled request stops the gate before anything is typed, and
             // after the submit only the wait
             let shared = Shared::new(Duration::from_millis(2)).with_cancel(cancel.clone());

@@ -105,10 +105,7 @@ pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32>
         )?;
     } else {
         for r in &rows {
-            let why = r["error"]
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| r["evidence"]["rule"].as_str().unwrap_or("").to_string());
+            let why = fanout::why(r);
             out(&format!(
                 "{}\t{}\t{}\t{}",
                 r["pane"].as_str().unwrap_or("?"),
