@@ -324,7 +324,10 @@ fn the_real_records_give_the_fixtures_answer_tokens_tool_calls_and_errors() {
         assert_eq!(a.text, REAL_ANSWER, "{agent}");
         let t = a.tokens.clone().expect(agent);
         assert_eq!((t.input, t.output, t.cache), (1234, 56, 0), "{agent}");
-        assert!(a.error.is_none() && a.tool_calls.is_empty(), "{agent}: {a:?}");
+        assert!(
+            a.error.is_none() && a.tool_calls.is_empty(),
+            "{agent}: {a:?}"
+        );
 
         // while the dialog was up: the call, pending (Gemini 0.61 writes its
         // tool calls only once they are settled: nothing to read yet)
@@ -351,7 +354,10 @@ fn the_real_records_give_the_fixtures_answer_tokens_tool_calls_and_errors() {
         let a = read(agent, tool_prompt, &upto_fail);
         assert_eq!(a.tool_calls.len(), 1, "{agent}: {a:?}");
         assert_eq!(
-            (a.tool_calls[0].name.as_str(), a.tool_calls[0].status.as_str()),
+            (
+                a.tool_calls[0].name.as_str(),
+                a.tool_calls[0].status.as_str()
+            ),
             (tool, "denied"),
             "{agent}"
         );
