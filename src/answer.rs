@@ -51,6 +51,12 @@ pub struct ReplyDef {
     /// 0.61 does once a tool call is settled) replaces the earlier copy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entry_id: Option<String>,
+    /// `json`, one object a line: read the lines in the order of this field
+    /// (a timestamp that sorts as text; a line without it keeps the place of
+    /// the line before), not as written: Claude 2.1.259 wrote a session's
+    /// first reply before its prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_by: Option<String>,
     /// `markdown-chat`: the prefix of each line of a prompt (`#### `).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_prefix: Option<String>,
@@ -364,9 +370,25 @@ pub fn entries(def: &ReplyDef, raw: &str) -> Vec<Value> {
         }
         return vec![doc];
     }
-    raw.lines()
+    let mut lines: Vec<Value> = raw
+        .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .collect()
+        .collect();
+    if let Some(by) = def.order_by.as_deref() {
+        let mut last = String::new();
+        let mut keyed: Vec<(String, Value)> = lines
+            .into_iter()
+            .map(|v| {
+                if let Some(k) = field(&v, by).and_then(Value::as_str) {
+                    last = k.to_string();
+                }
+                (last.clone(), v)
+            })
+            .collect();
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        lines = keyed.into_iter().map(|(_, v)| v).collect();
+    }
+    lines
 }
 
 /// The answer to `body` in `entries`: the entries after the last prompt entry

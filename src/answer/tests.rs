@@ -381,3 +381,22 @@ fn the_real_records_give_the_fixtures_answer_tokens_tool_calls_and_errors() {
         assert!(a.error.is_none() && a.other_prompts.is_empty(), "{agent}");
     }
 }
+
+#[test]
+fn a_reply_written_before_its_prompt_is_read_in_the_order_of_its_timestamps() {
+    // Claude 2.1.259, the first turn of a session: the assistant entry came
+    // before the user entry in the file (fixtures' timestamps, shortened)
+    let raw = concat!(
+        r#"{"type":"mode","mode":"normal"}"#,
+        "\n",
+        r#"{"type":"assistant","timestamp":"2026-12-03T11:34:20.227Z","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"PG-ASK-ANSWER"}],"stop_reason":"end_turn","usage":{"input_tokens":1234,"output_tokens":56}}}"#,
+        "\n",
+        r#"{"type":"user","timestamp":"2026-12-03T11:34:20.085Z","message":{"role":"user","content":"pg-ask-usage: what do you say"}}"#,
+        "\n",
+        r#"{"type":"last-prompt","lastPrompt":"pg-ask-usage: what do you say"}"#,
+        "\n",
+    );
+    let a = read("claude", "pg-ask-usage: what do you say", raw);
+    assert_eq!(a.text, "PG-ASK-ANSWER");
+    assert_eq!(a.tokens.map(|t| (t.input, t.output)), Some((1234, 56)));
+}
