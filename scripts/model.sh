@@ -36,7 +36,9 @@
 #                    match throws on its tools)
 #   pg-stream-long   a reply streamed over about 12 s (120 chunks, 100 ms apart), `PG-STREAM-BEGIN … PG-STREAM-END`
 #   pg-stream-short  a reply streamed over about 3 s, `PG-SHORT-BEGIN … PG-SHORT-END`
+#   pg-ask-usage     a two-paragraph reply (a tab, a backtick span) at once, with usage 1234 in / 56 out
 #   pg-quick         `PG-QUICK-ANSWER` at once
+#   pg-fail-400      HTTP 400 (not retried: gemini and qwen retry a 500 for minutes)
 #   pg-fail-500      HTTP 500;   pg-fail-429: HTTP 429 with Retry-After: 2
 #   anything else    `PG-OK` at once
 #

@@ -46,6 +46,17 @@ pub struct ReplyDef {
     /// What each kind of entry after the prompt gives the answer.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub take: Vec<Take>,
+    /// `json`: the field that names an entry: an entry written again later
+    /// with the same value (the agent appends an updated copy, as Gemini
+    /// 0.61 does once a tool call is settled) replaces the earlier copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_id: Option<String>,
+    /// `json`, one object a line: read the lines in the order of this field
+    /// (a timestamp that sorts as text; a line without it keeps the place of
+    /// the line before), not as written: Claude 2.1.259 wrote a session's
+    /// first reply before its prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_by: Option<String>,
     /// `markdown-chat`: the prefix of each line of a prompt (`#### `).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_prefix: Option<String>,
@@ -246,8 +257,15 @@ impl Answer {
     }
 }
 
+/// A field by its dotted path. A key that itself holds a dot (Qwen's
+/// `event.name`) is found too: the whole rest is tried as one key first.
 fn field<'a>(v: &'a Value, dotted: &str) -> Option<&'a Value> {
-    dotted.split('.').try_fold(v, |v, k| v.get(k))
+    if let Some(x) = v.get(dotted) {
+        return Some(x);
+    }
+    dotted
+        .match_indices('.')
+        .find_map(|(i, _)| field(v.get(&dotted[..i])?, &dotted[i + 1..]))
 }
 
 fn scalar(v: &Value) -> Option<String> {
@@ -352,9 +370,25 @@ pub fn entries(def: &ReplyDef, raw: &str) -> Vec<Value> {
         }
         return vec![doc];
     }
-    raw.lines()
+    let mut lines: Vec<Value> = raw
+        .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .collect()
+        .collect();
+    if let Some(by) = def.order_by.as_deref() {
+        let mut last = String::new();
+        let mut keyed: Vec<(String, Value)> = lines
+            .into_iter()
+            .map(|v| {
+                if let Some(k) = field(&v, by).and_then(Value::as_str) {
+                    last = k.to_string();
+                }
+                (last.clone(), v)
+            })
+            .collect();
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        lines = keyed.into_iter().map(|(_, v)| v).collect();
+    }
+    lines
 }
 
 /// The answer to `body` in `entries`: the entries after the last prompt entry
@@ -384,17 +418,37 @@ pub fn read_entries(
     let mut texts: Vec<String> = Vec::new();
     let mut spare: Vec<String> = Vec::new();
     let mut usage: Vec<(Option<String>, Tokens, Option<f64>)> = Vec::new();
-    for v in &entries[start + 1..] {
-        if let Some(t) = prompt_text(def, record, v) {
-            a.other_prompts.push(t);
-            break;
-        }
+    // up to the next prompt: someone else's, reported and never read
+    let rest = &entries[start + 1..];
+    let end = rest
+        .iter()
+        .position(|v| prompt_text(def, record, v).is_some())
+        .unwrap_or(rest.len());
+    if let Some(t) = rest.get(end).and_then(|v| prompt_text(def, record, v)) {
+        a.other_prompts.push(t);
+    }
+    for v in latest_copies(def, &rest[..end]) {
+        // an entry that is an API error is no reply text (Claude writes its
+        // error as an assistant message); a reply after an error (a retry that
+        // went through) means the turn did not end in it
+        let is_error = def.take.iter().any(|t| {
+            t.kind == TakeKind::Error
+                && passes(v, &t.filter)
+                && t.field.as_deref().is_none_or(|f| field(v, f).is_some())
+        });
+        let (n_texts, n_tools) = (texts.len(), a.tool_calls.len());
         for tk in def.take.iter().filter(|t| passes(v, &t.filter)) {
+            if is_error && tk.kind == TakeKind::Text {
+                continue;
+            }
             let into = match tk.fallback {
                 true => &mut spare,
                 false => &mut texts,
             };
             take(tk, v, &mut a, into, &mut usage);
+        }
+        if !is_error && (texts.len() > n_texts || a.tool_calls.len() > n_tools) {
+            a.error = None;
         }
     }
     if texts.is_empty() {
@@ -548,15 +602,42 @@ fn take(
             }
         }
         TakeKind::Error => {
-            let t = tk
-                .field
-                .as_deref()
-                .and_then(|f| field(v, f))
-                .and_then(|f| text_of(f, &["text".to_string()], None))
-                .unwrap_or_else(|| "API error".into());
+            // an entry without the field is no error (Codex's `task_complete`
+            // holds an `error` only when the turn failed)
+            let t = match tk.field.as_deref() {
+                Some(f) => match field(v, f) {
+                    Some(f) => text_of(f, &["text".to_string()], None)
+                        .unwrap_or_else(|| "API error".into()),
+                    None => return,
+                },
+                None => "API error".into(),
+            };
             a.error = Some(t);
         }
     }
+}
+
+/// The entries, each only in its latest copy (`entry_id`), in the order of
+/// their first copies.
+fn latest_copies<'a>(def: &ReplyDef, entries: &'a [Value]) -> Vec<&'a Value> {
+    let Some(idf) = def.entry_id.as_deref() else {
+        return entries.iter().collect();
+    };
+    let mut out: Vec<&Value> = Vec::new();
+    let mut at: BTreeMap<String, usize> = BTreeMap::new();
+    for v in entries {
+        match field(v, idf).and_then(scalar) {
+            Some(id) => match at.get(&id) {
+                Some(&i) => out[i] = v,
+                None => {
+                    at.insert(id, out.len());
+                    out.push(v);
+                }
+            },
+            None => out.push(v),
+        }
+    }
+    out
 }
 
 /// `1.2k` -> 1200, `3` -> 3, `2.5M` -> 2500000.

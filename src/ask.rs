@@ -387,11 +387,19 @@ fn ask_words(c: i32, a: Option<&Answer>) -> Option<String> {
             "the turn ended in an API error: {}",
             a.and_then(|a| a.error.as_deref()).unwrap_or("")
         ),
-        code::ASK_NO_ANSWER => format!(
-            "no answer in the agent's record: {}",
-            a.and_then(|a| a.why.as_deref())
-                .unwrap_or("its reply holds no text")
-        ),
+        code::ASK_NO_ANSWER => match a.and_then(|a| a.other_prompts.first()) {
+            // Codex 0.171.0 takes a prompt typed during a turn into that turn
+            // and answers only it
+            Some(other) => format!(
+                "no answer in the agent's record: another prompt entered before any reply to this one: {}",
+                other.replace('\n', " / ")
+            ),
+            None => format!(
+                "no answer in the agent's record: {}",
+                a.and_then(|a| a.why.as_deref())
+                    .unwrap_or("its reply holds no text")
+            ),
+        },
         code::TIMEOUT => {
             "the turn did not end in time; to wait longer, raise --done-timeout".into()
         }

@@ -261,3 +261,142 @@ fn codex_without_response_items_answers_from_its_agent_message_events() {
     let a = read_entries(def, p.def.record.as_ref(), "p", &entries(def, &raw), 0).unwrap();
     assert_eq!(a.text, "only in the event");
 }
+
+/// The real records (`fixtures/<agent>/records/`): each agent on the scripted
+/// model (`tests/model/turns.json`, `tests/real_ask.rs`) answered
+/// `pg-ask-usage: tell me`, stopped on the approval dialog of
+/// `pg-tool-rm` (`pg-bash-rm` for Copilot) and was sent Escape, failed
+/// `pg-fail-400`, and answered `pg-ask-usage: tell me again`. Paths
+/// anonymised; entries the readers never look at left out.
+const REAL: [(&str, &str, &str); 5] = [
+    (
+        "claude",
+        include_str!("../../fixtures/claude/records/v2.1.332-ask.jsonl"),
+        "Bash",
+    ),
+    (
+        "codex",
+        include_str!("../../fixtures/codex/records/v0.171.0-ask.jsonl"),
+        "exec_command",
+    ),
+    (
+        "gemini",
+        include_str!("../../fixtures/gemini/records/v0.61.0-ask.jsonl"),
+        "run_shell_command",
+    ),
+    (
+        "qwen",
+        include_str!("../../fixtures/qwen/records/v0.24.4-ask.jsonl"),
+        "run_shell_command",
+    ),
+    (
+        "copilot",
+        include_str!("../../fixtures/copilot/records/v1.0.102-ask.jsonl"),
+        "bash",
+    ),
+];
+
+/// The fixture's reply to `pg-ask-usage`, and the usage aimock sent with it.
+const REAL_ANSWER: &str =
+    "PG-ASK-ANSWER: the first line.\n\nThe second paragraph, with `code` and a tab\there.";
+
+/// The record as it stood when `line` (a JSON string, escaped) first appeared
+/// at or after `from`: the lines before it.
+fn real_upto(raw: &str, from: usize, text: &str) -> (String, usize) {
+    let lines: Vec<&str> = raw.lines().collect();
+    let i = lines[from..]
+        .iter()
+        .position(|l| l.contains(text))
+        .map_or(lines.len(), |i| from + i);
+    (lines[..i].iter().map(|l| format!("{l}\n")).collect(), i)
+}
+
+#[test]
+fn the_real_records_give_the_fixtures_answer_tokens_tool_calls_and_errors() {
+    for (agent, raw, tool) in REAL {
+        let tool_prompt = match agent {
+            "copilot" => "pg-bash-rm: remove the marker folder",
+            _ => "pg-tool-rm: remove the marker folder",
+        };
+        // each prompt read from the record as it stood before the next one
+        let (first, _) = real_upto(raw, 0, tool_prompt);
+        let a = read(agent, "pg-ask-usage: tell me", &first);
+        assert_eq!(a.text, REAL_ANSWER, "{agent}");
+        let t = a.tokens.clone().expect(agent);
+        assert_eq!((t.input, t.output, t.cache), (1234, 56, 0), "{agent}");
+        assert!(
+            a.error.is_none() && a.tool_calls.is_empty(),
+            "{agent}: {a:?}"
+        );
+
+        // while the dialog was up: the call, pending (Gemini 0.61 writes its
+        // tool calls only once they are settled: nothing to read yet)
+        let (_, p) = real_upto(raw, 0, tool_prompt);
+        let (upto_call, at) = real_upto(raw, p, &format!("\"{tool}\""));
+        let with_call = format!("{upto_call}{}\n", raw.lines().nth(at).unwrap_or(""));
+        let a = match agent {
+            // its settled copy is the first line that names the tool
+            "gemini" => read(agent, tool_prompt, &upto_call),
+            _ => read(agent, tool_prompt, &with_call),
+        };
+        match agent {
+            "gemini" => assert!(a.tool_calls.is_empty(), "{agent}: {a:?}"),
+            _ => {
+                assert_eq!(a.tool_calls.len(), 1, "{agent}: {a:?}");
+                assert_eq!(a.tool_calls[0].name, tool, "{agent}");
+                assert_eq!(a.tool_calls[0].status, "pending", "{agent}");
+                assert!(a.tool_calls[0].input_summary.contains("rm -r pg-marker"));
+            }
+        }
+
+        // after Escape: the call was refused
+        let (upto_fail, _) = real_upto(raw, 0, "pg-fail-400");
+        let a = read(agent, tool_prompt, &upto_fail);
+        assert_eq!(a.tool_calls.len(), 1, "{agent}: {a:?}");
+        assert_eq!(
+            (
+                a.tool_calls[0].name.as_str(),
+                a.tool_calls[0].status.as_str()
+            ),
+            (tool, "denied"),
+            "{agent}"
+        );
+
+        // the error turn
+        let (upto_again, _) = real_upto(raw, 0, "pg-ask-usage: tell me again");
+        let a = read(agent, "pg-fail-400: this fails", &upto_again);
+        assert!(
+            a.error
+                .as_deref()
+                .is_some_and(|e| e.contains("scripted bad request")),
+            "{agent}: {a:?}"
+        );
+        assert_eq!(a.text, "", "{agent}: an error is no reply text");
+
+        // a later turn: only its own reply and usage
+        let a = read(agent, "pg-ask-usage: tell me again", raw);
+        assert_eq!(a.text, REAL_ANSWER, "{agent}");
+        let t = a.tokens.expect(agent);
+        assert_eq!((t.input, t.output), (1234, 56), "{agent}");
+        assert!(a.error.is_none() && a.other_prompts.is_empty(), "{agent}");
+    }
+}
+
+#[test]
+fn a_reply_written_before_its_prompt_is_read_in_the_order_of_its_timestamps() {
+    // Claude 2.1.259, the first turn of a session: the assistant entry came
+    // before the user entry in the file (fixtures' timestamps, shortened)
+    let raw = concat!(
+        r#"{"type":"mode","mode":"normal"}"#,
+        "\n",
+        r#"{"type":"assistant","timestamp":"2026-12-03T11:34:20.227Z","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"PG-ASK-ANSWER"}],"stop_reason":"end_turn","usage":{"input_tokens":1234,"output_tokens":56}}}"#,
+        "\n",
+        r#"{"type":"user","timestamp":"2026-12-03T11:34:20.085Z","message":{"role":"user","content":"pg-ask-usage: what do you say"}}"#,
+        "\n",
+        r#"{"type":"last-prompt","lastPrompt":"pg-ask-usage: what do you say"}"#,
+        "\n",
+    );
+    let a = read("claude", "pg-ask-usage: what do you say", raw);
+    assert_eq!(a.text, "PG-ASK-ANSWER");
+    assert_eq!(a.tokens.map(|t| (t.input, t.output)), Some((1234, 56)));
+}
