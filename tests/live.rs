@@ -628,6 +628,17 @@ fn state_reports_the_whole_lifecycle() {
             let o = srv.pg(&["state", "-t", p, "--json"]);
             serde_json::from_slice(&o.stdout).unwrap()
         };
+        // the window's `env` execs the fake agent: until then the pane runs no
+        // agent (a loaded machine read it there once); the blank 1.2 s follow
+        let execd = Instant::now();
+        while srv
+            .tmux_out(&["display", "-p", "-t", &pane, "#{pane_current_command}"])
+            .trim()
+            != "promptgate"
+            && execd.elapsed() < Duration::from_secs(1)
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         assert_eq!(
             json(&pane)["state"],
             "starting",
