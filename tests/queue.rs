@@ -542,30 +542,6 @@ fn bad_xdg_directories_are_named_with_what_they_were_for() {
     assert_eq!(e.trim().lines().count(), 1, "{e}");
 }
 
-/// Whether this test may mount a tmpfs in a private mount namespace (root and
-/// `unshare -m`); the reason when not.
-fn private_mounts() -> Result<(), String> {
-    if unsafe { libc::geteuid() } != 0 {
-        return Err("not root".into());
-    }
-    let o = std::process::Command::new("unshare")
-        .args([
-            "-m",
-            "sh",
-            "-c",
-            "mount -t tmpfs -o size=64k tmpfs /mnt && umount /mnt",
-        ])
-        .output()
-        .map_err(|e| format!("unshare: {e}"))?;
-    if !o.status.success() {
-        return Err(format!(
-            "unshare -m with a tmpfs mount failed: {}",
-            String::from_utf8_lossy(&o.stderr).trim()
-        ));
-    }
-    Ok(())
-}
-
 #[test]
 fn on_a_full_disk_the_queue_types_nothing_it_could_not_journal() {
     if let Err(why) = private_mounts() {

@@ -266,28 +266,6 @@ fn check(ops: &[Op], on_tmpfs: bool) -> Result<(), TestCaseError> {
     result
 }
 
-fn private_mounts() -> Result<(), String> {
-    if unsafe { libc::geteuid() } != 0 {
-        return Err("not root".into());
-    }
-    let o = Command::new("unshare")
-        .args([
-            "-m",
-            "sh",
-            "-c",
-            "mount -t tmpfs -o size=64k tmpfs /mnt && umount /mnt",
-        ])
-        .output()
-        .map_err(|e| format!("unshare: {e}"))?;
-    if !o.status.success() {
-        return Err(format!(
-            "unshare -m with a tmpfs mount failed: {}",
-            String::from_utf8_lossy(&o.stderr).trim()
-        ));
-    }
-    Ok(())
-}
-
 fn cases() -> u32 {
     std::env::var("PROMPTGATE_MODEL_CASES")
         .ok()

@@ -279,3 +279,27 @@ pub const QUOTES_EVERY_AGENT: &[&str] = &[
 
 /// The prompts that quote a dialog's words (issue 15 item 7).
 pub const QUOTES: &[&str] = QUOTES_EVERY_AGENT.split_at(7).0;
+
+/// Whether this test may mount a tmpfs in a private mount namespace (root and
+/// `unshare -m`); the reason when not.
+pub fn private_mounts() -> Result<(), String> {
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("not root".into());
+    }
+    let o = Command::new("unshare")
+        .args([
+            "-m",
+            "sh",
+            "-c",
+            "mount -t tmpfs -o size=64k tmpfs /mnt && umount /mnt",
+        ])
+        .output()
+        .map_err(|e| format!("unshare: {e}"))?;
+    if !o.status.success() {
+        return Err(format!(
+            "unshare -m with a tmpfs mount failed: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ));
+    }
+    Ok(())
+}
