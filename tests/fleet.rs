@@ -6,21 +6,11 @@
 
 mod common;
 use common::*;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 const SOCK: &str = "pgfleet";
-
-/// One sshd, killed (by its pid) when dropped.
-struct Sshd(Child);
-
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// One "machine's" tmux server: `tmux -L pgfleet` under its own TMUX_TMPDIR;
 /// killed by its pid when dropped.
@@ -61,63 +51,9 @@ impl Drop for Machine {
     }
 }
 
-fn sshd_binary() -> Option<PathBuf> {
-    ["/usr/sbin/sshd", "/usr/bin/sshd"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-}
-
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
-
-fn keygen(path: &Path) {
-    let o = Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "ssh-keygen: {}", stderr(&o));
-}
-
-/// An sshd whose sessions (multiplexed ones too) get `env` (`SetEnv`).
-fn start_sshd(sshd: &Path, dir: &Path, n: usize, env: &str) -> (Sshd, u16) {
-    let port = free_port();
-    let config = dir.join(format!("sshd_config{n}"));
-    std::fs::write(
-        &config,
-        format!(
-            "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nAuthorizedKeysFile {}\nPidFile {}\nStrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\nPermitRootLogin prohibit-password\nLogLevel ERROR\nAcceptEnv LANG\nSetEnv {env}\nMaxStartups 100:30:200\nMaxSessions 100\n",
-            dir.join("host_key").display(),
-            dir.join("authorized_keys").display(),
-            dir.join(format!("sshd{n}.pid")).display()
-        ),
-    )
-    .unwrap();
-    let child = Command::new(sshd)
-        .args(["-D", "-e", "-f"])
-        .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let s = Sshd(child);
-    let start = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "sshd did not listen"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    (s, port)
-}
-
 struct Fleet {
     dir: tempfile::TempDir,
-    _sshd: Vec<Sshd>,
+    _sshd: Vec<sshd::Sshd>,
     machines: Vec<Machine>,
     /// Per machine, its fake agents' transcripts.
     transcripts: Vec<Vec<PathBuf>>,
@@ -127,15 +63,9 @@ struct Fleet {
 /// `hosts` machines (ssh names h0, h1, ...) with `agents` fake agents each, all
 /// ready; and `dead`, a name whose port nothing listens on. None: no sshd here.
 fn fleet(hosts: usize, agents: usize) -> Option<Fleet> {
-    let Some(sshd) = sshd_binary() else {
-        panic!("no sshd: install openssh-server (.ci/run does), or leave this ignored test out");
-    };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    keygen(&d.join("host_key"));
-    keygen(&d.join("user_key"));
-    std::fs::copy(d.join("user_key.pub"), d.join("authorized_keys")).unwrap();
-    let _ = std::fs::create_dir_all("/run/sshd");
+    sshd::keys(d);
     // the far shell's HOME: empty, so no start-up file of this machine's user
     // slows every tmux call over ssh (see tests/ssh.rs)
     std::fs::create_dir_all(d.join("far-home")).unwrap();
@@ -157,9 +87,9 @@ fn fleet(hosts: usize, agents: usize) -> Option<Fleet> {
             tmpdir.display(),
             d.join("far-home").display()
         );
-        let (s, port) = start_sshd(&sshd, d, n, &env);
+        let s = sshd::start(d, &n.to_string(), sshd::free_port(), &env);
+        cfg += &entry(&format!("h{n}"), s.port);
         daemons.push(s);
-        cfg += &entry(&format!("h{n}"), port);
         let mut m = Machine { tmpdir, pid: None };
         let o = m.tmux(&["new-session", "-d", "-s", "main", "-x", "120", "-y", "40"]);
         assert!(o.status.success(), "tmux: {}", stderr(&o));
@@ -200,7 +130,7 @@ fn fleet(hosts: usize, agents: usize) -> Option<Fleet> {
         machines.push(m);
         transcripts.push(ts);
     }
-    cfg += &entry("dead", free_port());
+    cfg += &entry("dead", sshd::free_port());
     let ssh_config = d.join("ssh_config");
     std::fs::write(&ssh_config, cfg).unwrap();
     // every fake agent ready (its transcript says it started, then its screen)

@@ -4,87 +4,26 @@
 mod common;
 use common::*;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-struct Sshd {
-    child: Child,
-    port: u16,
+/// The far end: an sshd, and the user key that logs in to it.
+struct Remote {
+    sshd: common::sshd::Sshd,
     key: PathBuf,
 }
 
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn sshd_binary() -> Option<PathBuf> {
-    ["/usr/sbin/sshd", "/usr/bin/sshd"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-}
-
-fn start_sshd(dir: &Path) -> Option<Sshd> {
-    let Some(sshd) = sshd_binary() else {
-        panic!("no sshd: install openssh-server (.ci/run does), or leave this ignored test out");
-    };
-    let keygen = |path: &Path| {
-        let o = Command::new("ssh-keygen")
-            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-            .arg(path)
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "ssh-keygen: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-    };
-    let (host_key, user_key) = (dir.join("host_key"), dir.join("user_key"));
-    keygen(&host_key);
-    keygen(&user_key);
-    std::fs::copy(dir.join("user_key.pub"), dir.join("authorized_keys")).unwrap();
-    let _ = std::fs::create_dir_all("/run/sshd");
-    let port = 20000 + (std::process::id() % 20000) as u16;
-    let config = dir.join("sshd_config");
+fn start_sshd(dir: &Path) -> Option<Remote> {
+    common::sshd::keys(dir);
     // the far shell's HOME: empty, so no start-up file of this machine's user
     // runs there (a stale pyenv rehash lock made each login here take 60 s)
     let far_home = dir.join("far-home");
     std::fs::create_dir_all(&far_home).unwrap();
-    std::fs::write(
-        &config,
-        format!(
-            "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nAuthorizedKeysFile {}\nPidFile {}\nStrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\nPermitRootLogin prohibit-password\nLogLevel ERROR\nAcceptEnv LANG\nSetEnv HOME={}\nMaxStartups 100:30:200\nMaxSessions 100\n",
-            host_key.display(),
-            dir.join("authorized_keys").display(),
-            dir.join("sshd.pid").display(),
-            far_home.display()
-        ),
-    )
-    .unwrap();
-    let child = Command::new(sshd)
-        .args(["-D", "-e", "-f"])
-        .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let s = Sshd {
-        child,
-        port,
-        key: user_key,
+    let port = 20000 + (std::process::id() % 20000) as u16;
+    let s = Remote {
+        sshd: common::sshd::start(dir, "", port, &format!("HOME={}", far_home.display())),
+        key: dir.join("user_key"),
     };
-    let start = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "sshd did not listen"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
     // A machine whose login shell takes longer than promptgate's 20 s box for a
     // tmux call over ssh (its start-up files hang: a stale pyenv rehash lock,
     // ~/.pyenv/shims/.pyenv-shim, made every login here take 60 s) cannot run
@@ -104,11 +43,11 @@ fn start_sshd(dir: &Path) -> Option<Sshd> {
     Some(s)
 }
 
-impl Sshd {
+impl Remote {
     fn tmux_over_ssh(&self) -> String {
         format!(
             "ssh -p {} -i {} -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR 127.0.0.1 tmux",
-            self.port,
+            self.sshd.port,
             self.key.display()
         )
     }

@@ -1,6 +1,8 @@
 //! Test helpers: a private tmux server per test (never the user's), killed on drop.
 #![allow(dead_code)]
 
+pub mod sshd;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
