@@ -795,8 +795,8 @@ fn ready_run(name: &'static str, w: u16, h: u16) {
     // two looks on a loaded machine. tests/real_turns.rs sees busy on a streaming
     // reply for the agents listed here; for them a missed flash is reported, and the
     // record (below) still proves the Enter started the turn. The others must show it.
-    const BUSY_PROVEN_BY_REAL_TURNS: &[&str] =
-        &["claude", "codex", "gemini", "copilot", "opencode", "qwen"];
+    // (copilot's and opencode's real turns are out of CI for now: they stay strict)
+    const BUSY_PROVEN_BY_REAL_TURNS: &[&str] = &["claude", "codex", "gemini", "qwen"];
     if busy_ms.is_none() && !BUSY_PROVEN_BY_REAL_TURNS.contains(&name) {
         panic!(
             "{name}: no `busy` within 10 s of Enter; states {:?}\n{}",
