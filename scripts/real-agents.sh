@@ -95,7 +95,7 @@
 #             auggie ready: a fake AUGMENT_SESSION_AUTH plus ~/.augment/.auggie.json (onboarding done) and
 #                    settings.json (indexing denied for the project); fresh: the fake auth only: a welcome
 #                    screen, three tip screens (Enter each), then the workspace-indexing menu (2: never).
-#             aider  `--no-git --model gpt-4o`, a fake OPENAI_API_KEY, LITELLM_LOCAL_MODEL_COST_MAP=True,
+#             aider  `--no-git --model gpt-4o`, a fake OPENAI_API_KEY, OPENAI_API_BASE on the closed port 9, LITELLM_LOCAL_MODEL_COST_MAP=True,
 #                    ~/.aider.conf.yml with analytics-disable; ready adds check-update: false and
 #                    show-release-notes: false; fresh: the inline `Would you like to see what's new in
 #                    this version? (Y)es/(N)o [Yes]:` question (n, Enter).
@@ -214,6 +214,7 @@ QWEN_KEY=sk-fake-offline-test
 QWEN_BASE_URL=http://127.0.0.1:9/v1
 AUGGIE_AUTH='{"accessToken":"fake-offline-token","tenantURL":"http://127.0.0.1:9/","scopes":["email"]}'
 AIDER_KEY=sk-fake-offline-test
+AIDER_BASE_URL=http://127.0.0.1:9/v1
 
 STATES_RE='^(ready|draft|busy|starting|exited|dialog:(trust|api-key|onboarding|permission|login|other))$'
 META_FORMAT='cursor_x=#{cursor_x}
@@ -824,7 +825,14 @@ cmd_start() {
 		# LITELLM_LOCAL_MODEL_COST_MAP: litellm's bundled price table, not a download at each start
 		envs+=(OPENAI_API_KEY="$AIDER_KEY" LITELLM_LOCAL_MODEL_COST_MAP=True)
 		args+=(--no-git --model gpt-4o)
-		[[ -z ${MODEL_URL:-} ]] || envs+=(OPENAI_API_BASE="$MODEL_URL/v1")
+		# the closed port, as for qwen and copilot: api.openai.com fails fast on one network and
+		# hangs in a DNS or connect wait on another (CI: `Waiting for gpt-4o` with no retry line,
+		# and the Ctrl-C that ends the turn met a blocked call)
+		if [[ -n ${MODEL_URL:-} ]]; then
+			envs+=(OPENAI_API_BASE="$MODEL_URL/v1")
+		else
+			envs+=(OPENAI_API_BASE="$AIDER_BASE_URL")
+		fi
 		;;
 	esac
 	local extra
