@@ -18,12 +18,11 @@ use crate::lock::PaneLock;
 use crate::observe::observe_at_launch;
 use crate::plan::{plan_body_for_pane, Body, How, Plan};
 use crate::profile::{Profile, Profiles};
-use crate::queue::Phase;
 use crate::receipt::{GateSummary, Kind, Receipt as Record, Timings};
 use crate::screen::Screen;
 use crate::tmux::{Control, Guard, Server, Tmux};
 use crate::verify::{judge, Judgement, Receipt};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::time::Duration;
 
@@ -94,7 +93,7 @@ pub fn may_type(profiles: &Profiles, pane: &str, s: &Screen, opts: &SendOpts) ->
     }
     let job = match (&s.foreground, s.pid) {
         (Some(job), _) => Some(job.clone()),
-        (None, Some(pid)) if !crate::tmux::is_remote() => crate::identify::foreground_procs(pid),
+        (None, Some(pid)) if !crate::tmux::is_remote() => crate::proc::foreground_procs(pid),
         _ => None,
     };
     crate::identify::typable(profiles, s, job.as_deref())
@@ -295,6 +294,37 @@ impl Shared {
         let r = f();
         *last = Some(std::time::Instant::now());
         r
+    }
+}
+
+/// Where an item's delivery stands (journalled before each step).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// Not tried yet, or nothing typed.
+    Pending,
+    /// Typing has begun (before the first byte).
+    Typing,
+    /// The body is typed; the submit key goes next.
+    Submitting,
+    /// Kept for a person (something went wrong after the submit key).
+    Held,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Pending => "pending",
+            Phase::Typing => "typing",
+            Phase::Submitting => "submitting",
+            Phase::Held => "held",
+        }
+    }
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

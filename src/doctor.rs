@@ -12,10 +12,11 @@
 use crate::cli::target;
 use crate::cli::DoctorArgs;
 use crate::error::{Error, Result};
-use crate::identify::{process_tree, Proc};
 use crate::observe::{observe, Observed};
 use crate::out::out;
+use crate::proc::process_tree;
 use crate::profile::{compare_releases, Profiles};
+use crate::screen::Proc;
 use crate::tmux::release::{self, Release, Standing};
 use crate::tmux::{Control, Process, Server, Tmux};
 use std::cmp::Ordering;

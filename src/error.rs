@@ -89,7 +89,7 @@ pub enum Error {
         total: usize,
         msg: String,
     },
-    #[error("stopped by {} before anything was typed; nothing typed", crate::interrupt::name(*.0))]
+    #[error("stopped by {} before anything was typed; nothing typed", signal_name(*.0))]
     Interrupted(i32),
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -205,6 +205,16 @@ pub fn not_ready(state: &State, reason: &str, timed_out: bool) -> Error {
 }
 
 /// The exit code of a receipt: 0 for `consumed`.
+/// The name of a signal, for messages.
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "a signal",
+    }
+}
+
 pub fn receipt_code(r: &Receipt) -> i32 {
     match r {
         Receipt::Consumed => 0,
@@ -229,7 +239,7 @@ pub fn fanout_code(consumed: usize, total: usize) -> i32 {
 }
 
 /// The exit code of a turn's end: 0 done; else as a refusal of its last state.
-pub fn turn_code(t: &crate::gate::Turn) -> i32 {
+pub fn turn_code(t: &crate::verify::Turn) -> i32 {
     if t.done {
         0
     } else {

@@ -169,7 +169,7 @@ impl Files {
     /// The processes under `root`, itself first.
     pub fn process_tree(&self, root: u32) -> Vec<Proc> {
         if !self.is_remote() {
-            return crate::identify::process_tree(root);
+            return crate::proc::process_tree(root);
         }
         // one line a process: pid, ppid, comm, then its argv joined by spaces
         let Some(out) = self.sh("ps -e -o pid= -o ppid= -o comm= -o args=", &[]) else {

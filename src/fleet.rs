@@ -21,18 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The ssh command's words: `PROMPTGATE_SSH` (e.g. `ssh -F ~/.ssh/fleet.conf`),
-/// else `ssh`.
-pub fn ssh_base() -> Vec<String> {
-    let spec = std::env::var("PROMPTGATE_SSH")
-        .ok()
-        .filter(|s| !s.trim().is_empty());
-    spec.as_deref()
-        .unwrap_or("ssh")
-        .split_whitespace()
-        .map(str::to_string)
-        .collect()
-}
+pub use crate::tmux::ssh_base;
 
 /// The hosts of a hosts file: one a line, blank lines and `#` comments skipped.
 pub fn read_hosts(path: &Path) -> Result<Vec<String>> {

@@ -124,28 +124,7 @@ fn is_final(state: &State, opts: &GateOpts) -> bool {
     }
 }
 
-/// How the turn running in a pane ended (`--until-done`, MCP `wait_done`).
-#[derive(Debug, Clone, Serialize)]
-pub struct Turn {
-    /// The agent is ready again after its turn (or no turn was running).
-    pub done: bool,
-    #[serde(serialize_with = "as_string")]
-    pub state: State,
-    pub reason: String,
-    /// From the first look to the end of the turn.
-    pub turn_ms: u64,
-    /// A busy marker was seen: a turn did run.
-    pub saw_busy: bool,
-    pub timed_out: bool,
-    /// What ended it: `screen` (busy, then ready) or the agent's own hook
-    /// (`hook Stop`, `hook AfterAgent`); absent when it did not end.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ended_by: Option<String>,
-}
-
-fn as_string<S: serde::Serializer>(s: &State, ser: S) -> std::result::Result<S::Ok, S::Error> {
-    ser.serialize_str(&s.to_string())
-}
+pub use crate::verify::Turn;
 
 /// A turn is over when the agent goes from busy to ready (the watcher's done
 /// notices; [`wait_turn`] reads it the same way, and also takes the agent's

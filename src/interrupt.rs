@@ -125,12 +125,4 @@ pub fn pending() -> Option<i32> {
     }
 }
 
-/// The name of a signal, for messages.
-pub fn name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGINT => "SIGINT",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGHUP => "SIGHUP",
-        _ => "a signal",
-    }
-}
+pub use crate::error::signal_name as name;

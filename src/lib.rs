@@ -30,6 +30,7 @@ pub mod mcp;
 pub mod observe;
 pub mod out;
 pub mod plan;
+pub mod proc;
 pub mod profile;
 pub mod queue;
 pub mod receipt;

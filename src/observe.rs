@@ -5,8 +5,9 @@
 use crate::detect::{detect, Evidence, State, Verdict};
 use crate::error::{Error, Result};
 use crate::gate::{wait, wait_turn, GateOpts, GateResult, SystemClock, Turn};
-use crate::identify::{identify, process_tree, Identity};
+use crate::identify::{identify, Identity};
 use crate::live::Live;
+use crate::proc::process_tree;
 use crate::profile::Profiles;
 use crate::screen::Screen;
 use crate::tmux::{Server, Tmux};
@@ -61,7 +62,7 @@ pub fn observe_at_launch(
             && !crate::tmux::is_remote()
             && o.screen
                 .pid
-                .and_then(crate::identify::process_age)
+                .and_then(crate::proc::process_age)
                 .is_some_and(|age| age < LAUNCH_GRACE)
     };
     while young(&o) {
@@ -174,7 +175,7 @@ pub fn gate_live(
     let clock = SystemClock::new();
     let mut opts = opts.clone();
     if !crate::tmux::is_remote() {
-        opts.process_age = first.screen.pid.and_then(crate::identify::foreground_age);
+        opts.process_age = first.screen.pid.and_then(crate::proc::foreground_age);
     }
     let opts = &opts;
     if let Some(l) = live.as_deref_mut() {

@@ -27,7 +27,7 @@ pub struct Screen {
     /// The pane's foreground job (`identify::foreground_procs`), read only when a
     /// shell is in the foreground of a local pane; `None` when not read.
     #[serde(skip)]
-    pub foreground: Option<Vec<crate::identify::Proc>>,
+    pub foreground: Option<Vec<Proc>>,
     pub title: Option<String>,
     /// At least this long the pane's window has had no output (tmux's
     /// `window_activity` against the server clock, in whole seconds); `None`
@@ -219,6 +219,14 @@ impl Screen {
             && self.in_mode == other.in_mode
             && self.title == other.title
     }
+}
+
+/// One process under the pane: its `comm` and argv.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Proc {
+    pub pid: u32,
+    pub comm: String,
+    pub argv: Vec<String>,
 }
 
 #[cfg(test)]

@@ -103,7 +103,7 @@ pub fn observe_all(
             !l.dead
                 && (!is_shell(&normalise_command(&l.command))
                     || (!crate::tmux::is_remote()
-                        && l.pid.is_some_and(crate::identify::job_beyond_shell)))
+                        && l.pid.is_some_and(crate::proc::job_beyond_shell)))
         })
         .collect();
     let panes: Vec<String> = locs.iter().map(|l| l.id.clone()).collect();

@@ -308,14 +308,14 @@ fn the_foreground_job_of_a_shell_pane_is_found() {
         .trim()
         .parse()
         .unwrap();
-    assert_eq!(promptgate::identify::foreground_pid(pid), Some(pid));
+    assert_eq!(promptgate::proc::foreground_pid(pid), Some(pid));
     srv.tmux(&["send-keys", "-t", &pane, "sleep 30", "Enter"]);
     // The shell forks, hands the terminal to the child's group, then the child
     // execs: between the last two the new foreground job is still named `sh`,
     // so wait for the exec rather than taking the first new group seen.
     let t = Instant::now();
     let (fg, comm) = loop {
-        let fg = promptgate::identify::foreground_pid(pid).unwrap();
+        let fg = promptgate::proc::foreground_pid(pid).unwrap();
         let comm = std::fs::read_to_string(format!("/proc/{fg}/comm")).unwrap_or_default();
         if fg != pid && comm.trim() == "sleep" {
             break (fg, comm);
@@ -327,7 +327,7 @@ fn the_foreground_job_of_a_shell_pane_is_found() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_ne!(fg, pid, "{comm}");
-    assert!(promptgate::identify::foreground_age(pid).unwrap() < Duration::from_secs(5));
+    assert!(promptgate::proc::foreground_age(pid).unwrap() < Duration::from_secs(5));
 }
 
 /// A dialog that opens after the body was typed, before the Enter: the Enter is

@@ -6,6 +6,9 @@
 //! adds agents or overrides built-ins by name, without a rebuild. No other
 //! module knows an agent's glyphs, markers or timings.
 
+pub mod record;
+pub mod reply;
+
 use crate::error::{Error, Result};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -60,13 +63,13 @@ pub struct ProfileDef {
     pub delivery: Capability,
     /// Where the agent records each prompt it receives (proof of receipt).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub record: Option<crate::record::RecordDef>,
+    pub record: Option<record::RecordDef>,
     /// Where the agent publishes its own state (a second witness to the screen).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<crate::record::StatusDef>,
+    pub status: Option<record::StatusDef>,
     /// Where the agent records its replies (`ask`); absent: its record holds none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reply: Option<crate::answer::ReplyDef>,
+    pub reply: Option<reply::ReplyDef>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]

@@ -78,7 +78,7 @@ impl Launcher {
     /// `ssh HOST tmux`, never asking for a password (`ssh` is `PROMPTGATE_SSH`
     /// when set, e.g. `ssh -F FILE`).
     pub fn ssh(host: &str) -> Launcher {
-        let mut argv = crate::fleet::ssh_base();
+        let mut argv = ssh_base();
         argv.extend(["-o", "BatchMode=yes", host, "tmux"].map(String::from));
         Launcher { argv, remote: true }
     }
@@ -421,7 +421,7 @@ pub(crate) fn parse_read(
     }
     if issued_ms.is_some() {
         // a local pane with a shell in the foreground: does it run the agent?
-        crate::identify::note_foreground(&mut s);
+        crate::proc::note_foreground(&mut s);
     }
     Ok(s)
 }
@@ -499,6 +499,19 @@ pub fn now_ms() -> u128 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or(0)
+}
+
+/// The ssh command's words: `PROMPTGATE_SSH` (e.g. `ssh -F ~/.ssh/fleet.conf`),
+/// else `ssh`.
+pub fn ssh_base() -> Vec<String> {
+    let spec = std::env::var("PROMPTGATE_SSH")
+        .ok()
+        .filter(|s| !s.trim().is_empty());
+    spec.as_deref()
+        .unwrap_or("ssh")
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,0 +1,153 @@
+//! Where an agent records the prompts it receives and publishes its state: a
+//! profile's `[record]` and `[status]` tables, as data (the readers are
+//! `crate::record`).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Where an agent records the prompts it receives (a profile's `[record]`).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RecordDef {
+    /// The file: `~` is the agent's HOME; `{cwd}` its directory, `{cwd_dashed}`
+    /// that with every character but ASCII letters and digits as `-`,
+    /// `{cwd_name}` its last component; `{env:NAME|fallback}` a variable of the
+    /// agent's environment. A `*` in a component matches any name (the newest
+    /// files and directories first).
+    pub path: String,
+    /// `jsonl` (one JSON object a line, appended), `json-array` (one array) or
+    /// `prefixed-lines` (plain text: each line of an entry starts with
+    /// `line_prefix`, any other line ends the entry; Aider's FileHistory).
+    #[serde(default)]
+    pub format: RecordFormat,
+    /// The field that holds the prompt, dotted (`message.content`). A list of
+    /// parts (`[{"type":"text","text":…}]`) is joined. (JSON formats only.)
+    #[serde(default)]
+    pub text: String,
+    /// `prefixed-lines`: the prefix of each line of an entry (`+`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line_prefix: Option<String>,
+    /// Only entries whose fields have these values (`type = "user"`).
+    #[serde(default)]
+    pub filter: BTreeMap<String, String>,
+    /// The agent stores a tab as this many spaces (Claude Code: 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab_width: Option<usize>,
+    /// The agent trims whitespace from the end of a prompt it stores.
+    #[serde(default)]
+    pub trims_trailing: bool,
+    /// A regex for a wrapper the agent puts around (part of) a prompt it stores;
+    /// each match is replaced by its group `text` (Claude 2.1.332 stores a paste
+    /// as `<pasted_content id="X">` … `</pasted_content id="X">`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unwrap: Option<String>,
+    /// Pasted text the agent keeps out of `text`, each paste leaving a
+    /// placeholder there (OpenCode: `[Pasted ~4 lines]` in `input`, the lines in
+    /// a part of `parts`): each placeholder is put back as its part's text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parts: Option<PartsDef>,
+    /// A regex for a reference the agent stores instead of a long paste, to a
+    /// file it wrote the paste to; group `path` is that file. Each match is
+    /// replaced by the file's text (Copilot CLI: `<pasted_content file="…"
+    /// size="20.1 KB" lines="302" />`). Only files under the record's own
+    /// directory are read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_ref: Option<String>,
+    /// The record is the composer's input history, written as the prompt is
+    /// submitted, before the agent shows its turn begun (OpenCode, Kilo): an
+    /// entry proves the prompt was taken, not that its turn started, so
+    /// `--until-done` still waits for busy or the start grace.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub input_history: bool,
+    /// How long after the submit to wait for the entry, at most.
+    #[serde(default = "wait_ms")]
+    pub wait_ms: u64,
+    /// How long to wait instead when the agent process is under a minute old:
+    /// an agent may hold a prompt it took during its start-up until that is
+    /// over, and record it only then (Codex). Default: `wait_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_wait_ms: Option<u64>,
+    /// The agent's session registry, which names the one record file of
+    /// `path`'s that this agent process writes (Claude Code:
+    /// `~/.claude/sessions/<pid>.json` holds `sessionId`, its transcript is
+    /// `<sessionId>.jsonl`). Without one, a `*` in `path` is narrowed to the
+    /// files the agent's processes hold open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionDef>,
+}
+
+/// A record's session registry (`[record] session = { registry, field, file }`).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SessionDef {
+    /// The registry file, as a record's `path`, plus `{pid}`: the agent's process id.
+    pub registry: String,
+    /// The field that holds the session id, dotted.
+    pub field: String,
+    /// The record file, as a record's `path`, plus `{session}`: that id.
+    pub file: String,
+}
+
+impl RecordDef {
+    /// A record that keeps text exactly as it came (no tabs or blanks changed).
+    pub(crate) fn plain() -> RecordDef {
+        RecordDef {
+            path: String::new(),
+            format: RecordFormat::Jsonl,
+            text: String::new(),
+            line_prefix: None,
+            filter: BTreeMap::new(),
+            tab_width: None,
+            trims_trailing: false,
+            unwrap: None,
+            parts: None,
+            file_ref: None,
+            wait_ms: wait_ms(),
+            startup_wait_ms: None,
+            session: None,
+            input_history: false,
+        }
+    }
+}
+
+/// A record's pasted parts (`[record] parts = { field = "parts", … }`).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PartsDef {
+    /// The entry's list of parts, dotted.
+    pub field: String,
+    /// In a part: the placeholder it left in the text, dotted.
+    pub placeholder: String,
+    /// In a part: the text it stands for, dotted.
+    pub text: String,
+}
+
+fn wait_ms() -> u64 {
+    500
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecordFormat {
+    #[default]
+    Jsonl,
+    JsonArray,
+    PrefixedLines,
+}
+
+/// Where an agent publishes its own state (a profile's `[status]`): Claude
+/// Code's session registry, `~/.claude/sessions/<pid>.json`, `"status"`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StatusDef {
+    /// The file, as a record's `path`, plus `{pid}`: the agent's process id.
+    pub path: String,
+    /// The field that holds the state, dotted.
+    pub field: String,
+    /// Values that mean the agent is working (they veto `ready`).
+    #[serde(default)]
+    pub busy: Vec<String>,
+    /// Values that mean it waits for a person (they veto `ready` too).
+    #[serde(default)]
+    pub waiting: Vec<String>,
+}
