@@ -259,7 +259,7 @@ pub fn answer_after(
     asked.code = if dialog {
         code::ASK_APPROVAL
     } else if !turn.done {
-        crate::error::turn_code(&turn)
+        crate::verify::turn_code(&turn)
     } else if answer.error.is_some() {
         code::ASK_API_ERROR
     } else if !answer.has_reply() {

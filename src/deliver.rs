@@ -10,8 +10,9 @@
 //! `send` (one target or a fan-out), the queue and the MCP server all call it
 //! with plain [`SendOpts`].
 
+use crate::detect::refusal;
 use crate::detect::{detect, State};
-use crate::error::{receipt_code, refusal, Error, Refused, Result};
+use crate::error::{Error, Refused, Result};
 use crate::gate::{Clock, GateOpts, GateResult, SystemClock};
 use crate::live::Live;
 use crate::lock::PaneLock;
@@ -21,6 +22,7 @@ use crate::profile::{Profile, Profiles};
 use crate::receipt::{GateSummary, Kind, Receipt as Record, Timings};
 use crate::screen::Screen;
 use crate::tmux::{Control, Guard, Server, Tmux};
+use crate::verify::receipt_code;
 use crate::verify::{judge, Judgement, Receipt};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -358,7 +360,7 @@ impl Outcome {
         );
         let (code, turn) = match &t {
             Ok(t) => (
-                crate::error::turn_code(t),
+                crate::verify::turn_code(t),
                 serde_json::to_value(t).unwrap_or_default(),
             ),
             Err(e) => (

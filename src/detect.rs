@@ -4,6 +4,7 @@
 //! it (rule id, row, column, matched text) and the list of every check that
 //! was tried, so that `explain` prints what the code already knows.
 
+use crate::error::{Error, Refused};
 use crate::profile::{Marker, Profile};
 use crate::screen::Screen;
 use crate::text;
@@ -134,14 +135,7 @@ impl Verdict {
     }
 }
 
-/// Commands that mean "a shell is in the foreground": the agent is gone.
-const SHELLS: &[&str] = &[
-    "sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "tcsh", "csh", "nu", "elvish", "xonsh",
-];
-
-pub fn is_shell(cmd: &str) -> bool {
-    SHELLS.contains(&cmd) || cmd.ends_with(".sh")
-}
+pub use crate::screen::is_shell;
 
 struct Ctx<'a> {
     p: &'a Profile,
@@ -758,9 +752,82 @@ fn find_marker_in(
     None
 }
 
+impl Refused {
+    /// The refusal for a pane left in `state` (`timed_out`: the gate's timeout ran out).
+    pub fn of(state: &State, timed_out: bool) -> Refused {
+        match state {
+            _ if timed_out => Refused::Timeout,
+            State::Dialog(_) => Refused::Dialog,
+            State::Busy => Refused::Busy,
+            State::InMode => Refused::InMode,
+            State::NotAgent => Refused::NotAgent,
+            State::Exited => Refused::Exited,
+            State::Draft => Refused::Draft,
+            _ => Refused::Timeout,
+        }
+    }
+}
+
+/// The refusal (with its exit code) for a pane that is not ready to be typed into.
+pub fn refusal(state: &State, reason: &str, timed_out: bool) -> Error {
+    let why = Refused::of(state, timed_out);
+    let what = match why {
+        Refused::Dialog => "refused: a dialog is open, nothing typed",
+        Refused::Busy => "refused: the agent is busy (use --wait-busy to wait)",
+        Refused::InMode => "refused: the pane is in copy/view mode (use --cancel-mode)",
+        Refused::NotAgent => "refused: no agent runs in this pane (use --agent NAME if one does)",
+        Refused::Exited => "refused: the agent has exited",
+        Refused::Draft => "refused: the composer holds a draft (use --replace-draft)",
+        _ => "not ready",
+    };
+    let hint = if why == Refused::Timeout {
+        "; to wait longer, raise --timeout SECS"
+    } else {
+        ""
+    };
+    Error::refused(why, format!("{what}: {reason}{hint}"))
+}
+
+/// Why `wait` ended without `ready`, with the same exit codes as `send`'s
+/// refusals ([`refusal`]), in words that fit a command that never types.
+pub fn not_ready(state: &State, reason: &str, timed_out: bool) -> Error {
+    let why = Refused::of(state, timed_out);
+    let what = match why {
+        Refused::Timeout if timed_out => {
+            format!("not ready: {reason}; to wait longer, raise --timeout SECS")
+        }
+        Refused::Dialog => format!(
+            "not ready: a dialog is open: {reason}; wait stops at a dialog (a person must answer it; --wait-dialog waits until one does)"
+        ),
+        Refused::InMode => format!("not ready: the pane is in copy/view mode: {reason}"),
+        Refused::NotAgent => format!(
+            "not ready: no agent runs in this pane (use --agent NAME if one does): {reason}"
+        ),
+        Refused::Exited => format!("not ready: the agent has exited: {reason}"),
+        Refused::Draft => format!("not ready: the composer holds a draft: {reason}"),
+        Refused::Busy => format!("not ready: the agent is busy: {reason}"),
+        _ => format!("not ready: {reason}"),
+    };
+    Error::refused(why, what)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::code;
+
+    #[test]
+    fn every_refusal_has_its_code() {
+        assert_eq!(
+            refusal(&State::Busy, "x", false).exit_code(),
+            code::REFUSED_BUSY
+        );
+        assert_eq!(refusal(&State::Busy, "x", true).exit_code(), code::TIMEOUT);
+        assert_eq!(
+            not_ready(&State::Draft, "x", false).exit_code(),
+            code::REFUSED_DRAFT
+        );
+    }
     use crate::profile::Profiles;
 
     /// The prompts that quote a dialog (issue 15 item 7), one per dialog phrase.

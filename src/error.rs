@@ -3,8 +3,6 @@
 //! The codes are part of the interface (scripts branch on them) and are
 //! documented in docs/exit-codes.md. Never renumber.
 
-use crate::detect::State;
-use crate::verify::Receipt;
 use thiserror::Error;
 
 /// Exit codes. `0` is success (for `send`: receipt `consumed`).
@@ -115,20 +113,6 @@ pub enum Refused {
 }
 
 impl Refused {
-    /// The refusal for a pane left in `state` (`timed_out`: the gate's timeout ran out).
-    pub fn of(state: &State, timed_out: bool) -> Refused {
-        match state {
-            _ if timed_out => Refused::Timeout,
-            State::Dialog(_) => Refused::Dialog,
-            State::Busy => Refused::Busy,
-            State::InMode => Refused::InMode,
-            State::NotAgent => Refused::NotAgent,
-            State::Exited => Refused::Exited,
-            State::Draft => Refused::Draft,
-            _ => Refused::Timeout,
-        }
-    }
-
     pub fn code(self) -> i32 {
         match self {
             Refused::Timeout => code::TIMEOUT,
@@ -161,50 +145,6 @@ impl Error {
     }
 }
 
-/// The refusal (with its exit code) for a pane that is not ready to be typed into.
-pub fn refusal(state: &State, reason: &str, timed_out: bool) -> Error {
-    let why = Refused::of(state, timed_out);
-    let what = match why {
-        Refused::Dialog => "refused: a dialog is open, nothing typed",
-        Refused::Busy => "refused: the agent is busy (use --wait-busy to wait)",
-        Refused::InMode => "refused: the pane is in copy/view mode (use --cancel-mode)",
-        Refused::NotAgent => "refused: no agent runs in this pane (use --agent NAME if one does)",
-        Refused::Exited => "refused: the agent has exited",
-        Refused::Draft => "refused: the composer holds a draft (use --replace-draft)",
-        _ => "not ready",
-    };
-    let hint = if why == Refused::Timeout {
-        "; to wait longer, raise --timeout SECS"
-    } else {
-        ""
-    };
-    Error::refused(why, format!("{what}: {reason}{hint}"))
-}
-
-/// Why `wait` ended without `ready`, with the same exit codes as `send`'s
-/// refusals ([`refusal`]), in words that fit a command that never types.
-pub fn not_ready(state: &State, reason: &str, timed_out: bool) -> Error {
-    let why = Refused::of(state, timed_out);
-    let what = match why {
-        Refused::Timeout if timed_out => {
-            format!("not ready: {reason}; to wait longer, raise --timeout SECS")
-        }
-        Refused::Dialog => format!(
-            "not ready: a dialog is open: {reason}; wait stops at a dialog (a person must answer it; --wait-dialog waits until one does)"
-        ),
-        Refused::InMode => format!("not ready: the pane is in copy/view mode: {reason}"),
-        Refused::NotAgent => format!(
-            "not ready: no agent runs in this pane (use --agent NAME if one does): {reason}"
-        ),
-        Refused::Exited => format!("not ready: the agent has exited: {reason}"),
-        Refused::Draft => format!("not ready: the composer holds a draft: {reason}"),
-        Refused::Busy => format!("not ready: the agent is busy: {reason}"),
-        _ => format!("not ready: {reason}"),
-    };
-    Error::refused(why, what)
-}
-
-/// The exit code of a receipt: 0 for `consumed`.
 /// The name of a signal, for messages.
 pub fn signal_name(sig: i32) -> &'static str {
     match sig {
@@ -212,18 +152,6 @@ pub fn signal_name(sig: i32) -> &'static str {
         libc::SIGTERM => "SIGTERM",
         libc::SIGHUP => "SIGHUP",
         _ => "a signal",
-    }
-}
-
-pub fn receipt_code(r: &Receipt) -> i32 {
-    match r {
-        Receipt::Consumed => 0,
-        Receipt::Queued => code::RECEIPT_QUEUED,
-        Receipt::Stranded => code::RECEIPT_STRANDED,
-        Receipt::Refused => code::RECEIPT_REFUSED,
-        Receipt::Unknown => code::RECEIPT_UNKNOWN,
-        Receipt::Mangled => code::RECEIPT_MANGLED,
-        Receipt::Unproven => code::RECEIPT_UNPROVEN,
     }
 }
 
@@ -235,15 +163,6 @@ pub fn fanout_code(consumed: usize, total: usize) -> i32 {
         code::FANOUT_PARTIAL
     } else {
         code::FANOUT_NONE
-    }
-}
-
-/// The exit code of a turn's end: 0 done; else as a refusal of its last state.
-pub fn turn_code(t: &crate::verify::Turn) -> i32 {
-    if t.done {
-        0
-    } else {
-        Refused::of(&t.state, t.timed_out).code()
     }
 }
 
@@ -381,15 +300,6 @@ mod tests {
 
     #[test]
     fn every_refusal_has_its_code() {
-        assert_eq!(
-            refusal(&State::Busy, "x", false).exit_code(),
-            code::REFUSED_BUSY
-        );
-        assert_eq!(refusal(&State::Busy, "x", true).exit_code(), code::TIMEOUT);
-        assert_eq!(
-            not_ready(&State::Draft, "x", false).exit_code(),
-            code::REFUSED_DRAFT
-        );
         assert_eq!(
             Error::refused(Refused::Gone, "x").exit_code(),
             code::DELIVERY_FAILED

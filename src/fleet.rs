@@ -458,7 +458,7 @@ pub fn send(host_flags: &[String], a: &SendArgs) -> Result<i32> {
             .iter()
             .map(|r| json!({"host": r.host, "exit_code": r.code, "ms": r.ms, "error": r.failed}))
             .collect();
-        crate::cmd::out_json(&json!({
+        crate::out::out_json(&json!({
             "hosts": hosts_v,
             "targets": rows,
             "summary": {"consumed": consumed(&rows), "total": rows.len(), "hosts": hosts.len(), "hosts_failed": failed, "text": summary},
@@ -468,7 +468,7 @@ pub fn send(host_flags: &[String], a: &SendArgs) -> Result<i32> {
     } else {
         for r in &rows {
             let why = crate::fanout::why(r);
-            crate::cmd::out(&format!(
+            crate::out::out(&format!(
                 "{}\t{}\t{}\t{}\t{}",
                 r["host"].as_str().unwrap_or("?"),
                 r["pane"].as_str().unwrap_or("-"),
@@ -477,7 +477,7 @@ pub fn send(host_flags: &[String], a: &SendArgs) -> Result<i32> {
                 why
             ))?;
         }
-        crate::cmd::out(&format!("promptgate: {summary}"))?;
+        crate::out::out(&format!("promptgate: {summary}"))?;
     }
     Ok(exit)
 }

@@ -275,7 +275,7 @@ pub fn install(s: &Spec, exe: &str) -> Result<String> {
     write(&s.file, text.as_bytes())?;
     crate::store::write_atomic_like(
         &stamp_path(&s.file),
-        crate::record::sha256_hex(text.as_bytes()).as_bytes(),
+        crate::text::sha256_hex(text.as_bytes()).as_bytes(),
         "the settings stamp",
         &s.file,
     )?;
@@ -381,7 +381,7 @@ pub fn uninstall(s: &Spec) -> Result<String> {
     }
     let raw = raw.unwrap_or_default();
     let unchanged = std::fs::read_to_string(stamp_path(&s.file))
-        .is_ok_and(|h| h.trim() == crate::record::sha256_hex(&raw));
+        .is_ok_and(|h| h.trim() == crate::text::sha256_hex(&raw));
     let backup = backup_path(&s.file);
     if unchanged {
         match std::fs::read(&backup) {
@@ -439,7 +439,7 @@ pub fn event_file(socket: &str, pane: &str) -> PathBuf {
             tmp.join(format!("promptgate-{}", unsafe { libc::getuid() }))
                 .join("hooks")
         });
-    let key = crate::record::sha256_hex(format!("{socket}\n{pane}").as_bytes());
+    let key = crate::text::sha256_hex(format!("{socket}\n{pane}").as_bytes());
     dir.join(format!("{}.jsonl", &key[..16]))
 }
 

@@ -134,14 +134,14 @@ pub(crate) fn proc_name(pr: &Proc) -> String {
 /// (the shell's when the job is only shells, or when the job was not read).
 pub fn foreground_program(screen: &Screen) -> Option<String> {
     let cmd = screen.command.as_deref()?;
-    if !crate::detect::is_shell(cmd) {
+    if !crate::screen::is_shell(cmd) {
         return Some(cmd.to_string());
     }
     let job = screen.foreground.as_deref().unwrap_or_default();
     Some(
         job.iter()
             .map(proc_name)
-            .find(|n| !crate::detect::is_shell(n))
+            .find(|n| !crate::screen::is_shell(n))
             .unwrap_or_else(|| cmd.to_string()),
     )
 }
@@ -218,7 +218,7 @@ pub fn identify(
     let shell = screen
         .command
         .as_deref()
-        .is_some_and(crate::detect::is_shell);
+        .is_some_and(crate::screen::is_shell);
     if !shell {
         if let Some((p, detail)) = by_signature(profiles, screen) {
             return Ok(id(p, How::ScreenSignature, &detail));
@@ -288,11 +288,11 @@ pub fn typable(
             }
         }
     }
-    let shell = crate::detect::is_shell(&fg)
+    let shell = crate::screen::is_shell(&fg)
         || screen
             .command
             .as_deref()
-            .is_some_and(crate::detect::is_shell);
+            .is_some_and(crate::screen::is_shell);
     if shell {
         return Err(format!(
             "a shell ({}) is in the foreground and no agent runs in its foreground job",

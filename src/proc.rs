@@ -52,11 +52,11 @@ pub fn foreground_pid(pane_pid: u32) -> Option<u32> {
 pub fn foreground_age(pane_pid: u32) -> Option<std::time::Duration> {
     let leader = foreground_pid(pane_pid)?;
     let comm = std::fs::read_to_string(format!("/proc/{leader}/comm")).unwrap_or_default();
-    if crate::detect::is_shell(comm.trim()) {
+    if crate::screen::is_shell(comm.trim()) {
         if let Some(p) = foreground_procs(pane_pid)
             .unwrap_or_default()
             .iter()
-            .find(|p| !crate::detect::is_shell(&proc_name(p)))
+            .find(|p| !crate::screen::is_shell(&proc_name(p)))
         {
             return process_age(p.pid);
         }
@@ -148,7 +148,7 @@ pub fn foreground_procs(pane_pid: u32) -> Option<Vec<Proc>> {
 pub fn job_beyond_shell(pane_pid: u32) -> bool {
     foreground_procs(pane_pid).is_some_and(|job| {
         job.iter()
-            .any(|pr| !crate::detect::is_shell(&proc_name(pr)))
+            .any(|pr| !crate::screen::is_shell(&proc_name(pr)))
     })
 }
 
@@ -156,7 +156,7 @@ pub fn job_beyond_shell(pane_pid: u32) -> bool {
 /// local pane): then `detect` tells a shell that is back at its prompt from one
 /// that runs the agent. Other reads stay as cheap as they were.
 pub fn note_foreground(s: &mut Screen) {
-    if s.dead || !s.command.as_deref().is_some_and(crate::detect::is_shell) {
+    if s.dead || !s.command.as_deref().is_some_and(crate::screen::is_shell) {
         return;
     }
     if let Some(pid) = s.pid {

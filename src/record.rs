@@ -1002,14 +1002,7 @@ fn agent_process(profile: &Profile, pane_pid: u32, procs: &[Proc]) -> Option<Pro
         .cloned()
 }
 
-/// SHA-256 of `data`, lower-case hex.
-pub fn sha256_hex(data: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(data)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+pub use crate::text::sha256_hex;
 
 #[cfg(test)]
 mod tests {

@@ -229,6 +229,15 @@ pub struct Proc {
     pub argv: Vec<String>,
 }
 
+/// Commands that mean "a shell is in the foreground": the agent is gone.
+const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "tcsh", "csh", "nu", "elvish", "xonsh",
+];
+
+pub fn is_shell(cmd: &str) -> bool {
+    SHELLS.contains(&cmd) || cmd.ends_with(".sh")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,3 +26,12 @@ pub fn squash(s: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// SHA-256 of `data`, lower-case hex.
+pub fn sha256_hex(data: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

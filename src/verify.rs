@@ -6,6 +6,7 @@
 //! dialog appeared. `unknown`: nothing decisive yet.
 
 use crate::detect::{detect, Evidence, State, Verdict};
+use crate::error::{code, Refused};
 use crate::profile::{Marker, Profile};
 use crate::screen::Screen;
 use crate::text::squash;
@@ -257,6 +258,28 @@ pub struct Turn {
 
 fn as_string<S: serde::Serializer>(s: &State, ser: S) -> std::result::Result<S::Ok, S::Error> {
     ser.serialize_str(&s.to_string())
+}
+
+/// The exit code of a receipt: 0 for `consumed`.
+pub fn receipt_code(r: &Receipt) -> i32 {
+    match r {
+        Receipt::Consumed => 0,
+        Receipt::Queued => code::RECEIPT_QUEUED,
+        Receipt::Stranded => code::RECEIPT_STRANDED,
+        Receipt::Refused => code::RECEIPT_REFUSED,
+        Receipt::Unknown => code::RECEIPT_UNKNOWN,
+        Receipt::Mangled => code::RECEIPT_MANGLED,
+        Receipt::Unproven => code::RECEIPT_UNPROVEN,
+    }
+}
+
+/// The exit code of a turn's end: 0 done; else as a refusal of its last state.
+pub fn turn_code(t: &crate::verify::Turn) -> i32 {
+    if t.done {
+        0
+    } else {
+        Refused::of(&t.state, t.timed_out).code()
+    }
 }
 
 #[cfg(test)]

@@ -93,11 +93,12 @@ fn fake_agent(a: crate::fake_agent::FakeAgentArgs) -> Result<i32> {
         .map_err(|e| Error::Other(format!("fake-agent: {e:#}")))
 }
 
-pub use crate::error::{refusal, turn_code};
+pub use crate::detect::refusal;
 pub use crate::observe::{
     gate_live, not_agent, observe, observe_at_launch, observe_screen, observe_with, until_done,
     Observed, LAUNCH_GRACE,
 };
+pub use crate::verify::turn_code;
 
 pub use crate::cli::{duration as secs, read_body, target};
 pub use crate::out::{not_sent_json, out, out_json, reported, turn_line};

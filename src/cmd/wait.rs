@@ -1,7 +1,8 @@
 use super::gate_live;
 use super::{out, target};
 use crate::cli::WaitArgs;
-use crate::error::{not_ready, Result};
+use crate::detect::not_ready;
+use crate::error::Result;
 use crate::live::Live;
 use crate::profile::Profiles;
 use crate::tmux::{Control, Process, Server, Tmux};

@@ -1,6 +1,6 @@
 //! Where an agent records the prompts it receives and publishes its state: a
-//! profile's `[record]` and `[status]` tables, as data (the readers are
-//! `crate::record`).
+//! profile's `[record]` and `[status]` tables, as data (read by the record
+//! readers).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
 //! Where an agent records its replies: a profile's `[reply]` table, as data
-//! (the readers are `crate::answer`).
+//! (read by the reply readers).
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
