@@ -2,11 +2,11 @@
 //! and what one read of a pane costs through each tmux backend. Prints a table;
 //! the README's figures come from here.
 
-use promptgate::detect::detect;
-use promptgate::plan::plan;
-use promptgate::profile::Profiles;
-use promptgate::screen::Screen;
-use promptgate::tmux::{Control, Process, Server, Tmux};
+use promptgate::core::detect::detect;
+use promptgate::core::plan::plan;
+use promptgate::core::profile::Profiles;
+use promptgate::core::screen::Screen;
+use promptgate::io::tmux::{Control, Process, Server, Tmux};
 use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -10,7 +10,7 @@
 //! its dim `Resend your message to try again` placeholder). The same
 //! trials (same knobs, same body) run for each sender, many panes at a time, and
 //! each is judged by the fake agent's transcript: exactly once, byte-exact after
-//! `promptgate::plan::sanitise`, no early submit.
+//! `promptgate::core::plan::sanitise`, no early submit.
 //!
 //! Senders:
 //! * `promptgate`: `promptgate send -t P --wait-dialog --wait-busy --timeout 30
@@ -31,10 +31,10 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use promptgate::detect::detect;
-use promptgate::plan::sanitise;
-use promptgate::profile::Profiles;
-use promptgate::tmux::{Control, Process, Server, Tmux};
+use promptgate::core::detect::detect;
+use promptgate::core::plan::sanitise;
+use promptgate::core::profile::Profiles;
+use promptgate::io::tmux::{Control, Process, Server, Tmux};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::io::{Read, Seek, SeekFrom};

@@ -2,43 +2,14 @@
 //!
 //! The pipeline: read (tmux) -> identify -> detect (pure) -> gate (clock) ->
 //! plan (pure) -> deliver (tmux) -> verify (detect again).
+//!
+//! Four layers, each importing only from those below it:
+//! - [`core`]: pure: screens, identify, detect, plan, verify, profiles, errors;
+//! - [`io`]: tmux, processes, files, the agents' records, hooks, locks, the log;
+//! - [`engine`]: the gate and the clock, delivery, fan-out, the queue, ask;
+//! - [`app`]: the command line, one small file per command.
 
-pub mod answer;
-pub mod ask;
-pub mod cells;
-pub mod cli;
-pub mod cmd;
-pub mod deliver;
-pub mod demo;
-pub mod detect;
-pub mod doctor;
-pub mod error;
-pub mod fake_agent;
-pub mod fanout;
-pub mod files;
-pub mod fleet;
-pub mod gate;
-pub mod hooks;
-pub mod identify;
-pub mod interrupt;
-pub mod jsonedit;
-pub mod jsonrpc;
-pub mod live;
-pub mod lock;
-pub mod log;
-pub mod mcp;
-pub mod observe;
-pub mod out;
-pub mod plan;
-pub mod proc;
-pub mod profile;
-pub mod queue;
-pub mod receipt;
-pub mod record;
-pub mod screen;
-pub mod status;
-pub mod store;
-pub mod text;
-pub mod tmux;
-pub mod verify;
-pub mod watch;
+pub mod app;
+pub mod core;
+pub mod engine;
+pub mod io;

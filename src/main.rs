@@ -1,9 +1,10 @@
 //! `promptgate`: parse the command line, run the command, and end with the
 //! exit code of its outcome (`error.rs` holds the table).
 
-use promptgate::cli::{command_path, usage_line, Cli, Command};
-use promptgate::error::{code, Error};
-use promptgate::{cmd, interrupt};
+use promptgate::app::cli::{command_path, usage_line, Cli, Command};
+use promptgate::app::cmd;
+use promptgate::core::error::{code, Error};
+use promptgate::io::interrupt;
 
 use clap::Parser;
 
@@ -23,7 +24,7 @@ fn run_main() -> i32 {
             println!(
                 "promptgate {}\n{}",
                 env!("CARGO_PKG_VERSION"),
-                promptgate::tmux::release::describe_local()
+                promptgate::io::tmux::release::describe_local()
             );
             return 0;
         }

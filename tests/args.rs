@@ -236,8 +236,8 @@ mod props {
     //! Also: detect, over arbitrary screens, never panics.
 
     use clap::Parser;
-    use promptgate::cli::{Cli, Command, QueueCmd, DAY, HOUR, MINUTE_MS, YEAR};
-    use promptgate::cmd::secs;
+    use promptgate::app::cli::{Cli, Command, QueueCmd, DAY, HOUR, MINUTE_MS, YEAR};
+    use promptgate::app::cmd::secs;
     use proptest::prelude::*;
     use std::time::{Duration, Instant};
 
@@ -352,7 +352,7 @@ mod props {
             let argv: Vec<String> = std::iter::once("promptgate".to_string()).chain(words.iter().cloned()).collect();
             match Cli::try_parse_from(&argv) {
                 Err(e) => {
-                    let line = promptgate::cli::usage_line(&e, &words);
+                    let line = promptgate::app::cli::usage_line(&e, &words);
                     prop_assert!(!line.contains('\n'), "{line:?}");
                 }
                 Ok(cli) => match cli.command {
@@ -417,16 +417,17 @@ mod props {
                 flags.0 as u8, flags.1 as u8, flags.2 as u8,
                 flags.3.map(|v| format!("cursor_flag={}\n", v as u8)).unwrap_or_default(),
             );
-            let screen = promptgate::screen::Screen::from_capture(&rows.join("\n"), &meta);
+            let screen = promptgate::core::screen::Screen::from_capture(&rows.join("\n"), &meta);
             for p in profiles().iter() {
-                let _ = promptgate::detect::detect(p, &screen);
+                let _ = promptgate::core::detect::detect(p, &screen);
             }
         }
     }
 
-    fn profiles() -> &'static promptgate::profile::Profiles {
-        static P: std::sync::OnceLock<promptgate::profile::Profiles> = std::sync::OnceLock::new();
-        P.get_or_init(promptgate::profile::Profiles::builtin)
+    fn profiles() -> &'static promptgate::core::profile::Profiles {
+        static P: std::sync::OnceLock<promptgate::core::profile::Profiles> =
+            std::sync::OnceLock::new();
+        P.get_or_init(promptgate::core::profile::Profiles::builtin)
     }
 }
 

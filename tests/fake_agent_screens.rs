@@ -4,9 +4,9 @@
 
 mod common;
 use common::QUOTES_EVERY_AGENT as QUOTES;
-use promptgate::detect::{detect, Verdict};
-use promptgate::profile::Profiles;
-use promptgate::screen::Screen;
+use promptgate::core::detect::{detect, Verdict};
+use promptgate::core::profile::Profiles;
+use promptgate::core::screen::Screen;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

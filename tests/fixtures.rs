@@ -1,8 +1,8 @@
 //! Every capture in fixtures/ is classified as its manifest says.
 
-use promptgate::detect::detect;
-use promptgate::profile::Profiles;
-use promptgate::screen::Screen;
+use promptgate::core::detect::detect;
+use promptgate::core::profile::Profiles;
+use promptgate::core::screen::Screen;
 use std::path::Path;
 
 #[test]
@@ -51,7 +51,7 @@ fn no_fixture_is_taken_for_another_agent_by_its_screen() {
         let mut screen = Screen::load(&root.join(format!("{file}.txt")), None).unwrap();
         // what a pane running the agent through `ssh` reports
         screen.command = Some("ssh".into());
-        let id = promptgate::identify::identify(&profiles, None, &screen, &[]).unwrap();
+        let id = promptgate::core::identify::identify(&profiles, None, &screen, &[]).unwrap();
         n += 1;
         match id.agent.as_deref() {
             Some(a) if a == agent => named += 1,

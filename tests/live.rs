@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use promptgate::plan::sanitise;
+use promptgate::core::plan::sanitise;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -308,14 +308,14 @@ fn the_foreground_job_of_a_shell_pane_is_found() {
         .trim()
         .parse()
         .unwrap();
-    assert_eq!(promptgate::proc::foreground_pid(pid), Some(pid));
+    assert_eq!(promptgate::io::proc::foreground_pid(pid), Some(pid));
     srv.tmux(&["send-keys", "-t", &pane, "sleep 30", "Enter"]);
     // The shell forks, hands the terminal to the child's group, then the child
     // execs: between the last two the new foreground job is still named `sh`,
     // so wait for the exec rather than taking the first new group seen.
     let t = Instant::now();
     let (fg, comm) = loop {
-        let fg = promptgate::proc::foreground_pid(pid).unwrap();
+        let fg = promptgate::io::proc::foreground_pid(pid).unwrap();
         let comm = std::fs::read_to_string(format!("/proc/{fg}/comm")).unwrap_or_default();
         if fg != pid && comm.trim() == "sleep" {
             break (fg, comm);
@@ -327,7 +327,7 @@ fn the_foreground_job_of_a_shell_pane_is_found() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_ne!(fg, pid, "{comm}");
-    assert!(promptgate::proc::foreground_age(pid).unwrap() < Duration::from_secs(5));
+    assert!(promptgate::io::proc::foreground_age(pid).unwrap() < Duration::from_secs(5));
 }
 
 /// A dialog that opens after the body was typed, before the Enter: the Enter is
@@ -672,7 +672,7 @@ fn state_reports_the_whole_lifecycle() {
 /// a missing one get an error, no buffer is left behind, and the server lives.
 #[test]
 fn a_paste_is_one_call_and_never_reaches_a_dead_pane() {
-    use promptgate::tmux::{Process, Server, Tmux};
+    use promptgate::io::tmux::{Process, Server, Tmux};
     let srv = TmuxServer::new(80, 24, &["cat"]);
     let pane = srv.tmux_out(&["display", "-p", "-t", "main:", "#{pane_id}"]);
     let pane = pane.trim();
@@ -697,7 +697,7 @@ fn a_paste_is_one_call_and_never_reaches_a_dead_pane() {
 /// arrives as typed, and a dead or missing pane gets nothing.
 #[test]
 fn a_paste_over_control_mode_arrives_exact() {
-    use promptgate::tmux::{Control, Server, Tmux};
+    use promptgate::io::tmux::{Control, Server, Tmux};
     let srv = TmuxServer::new(80, 24, &[]);
     let out = srv.dir.path().join("got");
     let script = format!("stty raw -echo; cat > {}", out.display());
@@ -726,8 +726,8 @@ fn a_paste_over_control_mode_arrives_exact() {
 
 /// A guarded paste or key goes only while the pane is as the look saw it: once
 /// the cursor has moved on, tmux holds both back (and drops the buffer).
-fn guards_hold_writes_back(srv: &TmuxServer, t: &mut dyn promptgate::tmux::Tmux) {
-    use promptgate::tmux::Guard;
+fn guards_hold_writes_back(srv: &TmuxServer, t: &mut dyn promptgate::io::tmux::Tmux) {
+    use promptgate::io::tmux::Guard;
     let pane = srv.window(&["cat"]);
     let shows = |what: &str, n: usize| {
         let until = Instant::now() + Duration::from_secs(5);
@@ -768,7 +768,10 @@ fn guards_hold_writes_back(srv: &TmuxServer, t: &mut dyn promptgate::tmux::Tmux)
 
 /// A paste into a dead pane (which would crash tmux 3.3a) and into a missing one
 /// is an error; no buffer is left behind and the server lives.
-fn pastes_never_reach_a_dead_or_missing_pane(srv: &TmuxServer, t: &mut dyn promptgate::tmux::Tmux) {
+fn pastes_never_reach_a_dead_or_missing_pane(
+    srv: &TmuxServer,
+    t: &mut dyn promptgate::io::tmux::Tmux,
+) {
     srv.tmux(&["set-option", "-g", "remain-on-exit", "on"]);
     let dead = srv.window(&["true"]);
     let until = Instant::now() + Duration::from_secs(5);

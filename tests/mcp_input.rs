@@ -5,7 +5,7 @@
 //! request after each. No tmux server is needed: the socket named is never
 //! started, and nothing can be typed.
 
-use promptgate::jsonrpc::{check, Line};
+use promptgate::io::jsonrpc::{check, Line};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};

@@ -1,10 +1,10 @@
 //! The gate and verify, driven with real captures and a scripted clock.
 
-use promptgate::detect::State;
-use promptgate::gate::{wait, GateOpts, ManualClock};
-use promptgate::profile::Profiles;
-use promptgate::screen::Screen;
-use promptgate::verify::{judge, Receipt};
+use promptgate::core::detect::State;
+use promptgate::core::profile::Profiles;
+use promptgate::core::screen::Screen;
+use promptgate::core::verify::{judge, Receipt};
+use promptgate::engine::gate::{wait, GateOpts, ManualClock};
 use std::path::Path;
 use std::time::Duration;
 
@@ -13,7 +13,7 @@ fn fixture(name: &str) -> Screen {
     Screen::load(&root.join(format!("{name}.txt")), None).unwrap()
 }
 
-fn run_gate(agent: &str, frames: &[&str], opts: GateOpts) -> promptgate::gate::GateResult {
+fn run_gate(agent: &str, frames: &[&str], opts: GateOpts) -> promptgate::engine::gate::GateResult {
     run_gate_screens(agent, frames.iter().map(|f| fixture(f)).collect(), opts)
 }
 
@@ -22,7 +22,7 @@ fn run_gate_screens(
     agent: &str,
     screens: Vec<Screen>,
     opts: GateOpts,
-) -> promptgate::gate::GateResult {
+) -> promptgate::engine::gate::GateResult {
     let profiles = Profiles::builtin();
     let clock = ManualClock::default();
     let mut i = 0;
@@ -375,7 +375,7 @@ fn an_enter_that_became_a_newline_is_seen_as_such() {
     let profiles = Profiles::builtin();
     let codex = profiles.get("codex").unwrap();
     let c = |f: &str| {
-        promptgate::detect::detect(codex, &fixture(f))
+        promptgate::core::detect::detect(codex, &fixture(f))
             .composer
             .unwrap()
     };
@@ -401,7 +401,7 @@ fn the_turn_ends_busy_then_ready() {
             i += 1;
             Ok(s)
         };
-        promptgate::gate::wait_turn(
+        promptgate::engine::gate::wait_turn(
             p,
             &clock,
             Duration::from_secs(60),
@@ -434,11 +434,11 @@ fn the_turn_ends_busy_then_ready() {
             i += 1;
             Ok(s)
         };
-        promptgate::gate::wait_turn(
+        promptgate::engine::gate::wait_turn(
             p,
             &clock,
             Duration::from_secs(60),
-            promptgate::gate::TurnStart::Taken,
+            promptgate::engine::gate::TurnStart::Taken,
             &mut read,
             &mut || None,
         )
@@ -447,7 +447,7 @@ fn the_turn_ends_busy_then_ready() {
     let t = taken(&[idle]);
     assert!(t.done && !t.saw_busy, "{t:?}");
     assert!(
-        t.turn_ms >= promptgate::gate::TAKEN_STILL.as_millis() as u64 && t.turn_ms < 1000,
+        t.turn_ms >= promptgate::engine::gate::TAKEN_STILL.as_millis() as u64 && t.turn_ms < 1000,
         "{t:?}"
     );
     // a ready look between the echo and the busy row does not end it: the picture moved
@@ -482,7 +482,7 @@ fn the_turn_ends_busy_then_ready() {
             looks += 1;
             (looks > stop_at).then(|| "hook Stop".to_string())
         };
-        promptgate::gate::wait_turn(
+        promptgate::engine::gate::wait_turn(
             p,
             &clock,
             Duration::from_secs(60),

@@ -1,9 +1,9 @@
 //! Property tests for the planner: over arbitrary bytes, Unicode-heavy bodies
 //! laced with controls and paste-frame markers, and arbitrary capabilities.
 
-use promptgate::error::Error;
-use promptgate::plan::{plan, sanitise, Framing, How, Plan, ARGV_MAX};
-use promptgate::profile::{Capability, Profiles};
+use promptgate::core::error::Error;
+use promptgate::core::plan::{plan, sanitise, Framing, How, Plan, ARGV_MAX};
+use promptgate::core::profile::{Capability, Profiles};
 use proptest::prelude::*;
 use std::sync::OnceLock;
 
@@ -168,7 +168,11 @@ fn check(raw: &[u8], cap: &Capability) -> Result<(), TestCaseError> {
     prop_assert_eq!(&submit.text, &cap.submit_key);
     prop_assert_eq!(
         submit.delay_before_ms,
-        promptgate::plan::submit_delay_ms(p.body.len(), p.framing == Framing::BracketedPaste, cap)
+        promptgate::core::plan::submit_delay_ms(
+            p.body.len(),
+            p.framing == Framing::BracketedPaste,
+            cap
+        )
     );
     let body_chunks = &p.chunks[..n - 1];
 

@@ -3,9 +3,9 @@
 //! title put in, classified with the built-in profiles. Captures of the real
 //! screens, once reachable, belong in fixtures/ (manifest.tsv).
 
-use promptgate::detect::detect;
-use promptgate::profile::Profiles;
-use promptgate::screen::Screen;
+use promptgate::core::detect::detect;
+use promptgate::core::profile::Profiles;
+use promptgate::core::screen::Screen;
 use std::path::Path;
 
 fn load(name: &str) -> (String, String) {

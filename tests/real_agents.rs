@@ -47,10 +47,10 @@
 
 mod common;
 use common::{code, json_out, text, QUOTES};
-use promptgate::detect::detect;
-use promptgate::plan::sanitise;
-use promptgate::profile::{Profile, Profiles};
-use promptgate::tmux::{Process, Server, Tmux};
+use promptgate::core::detect::detect;
+use promptgate::core::plan::sanitise;
+use promptgate::core::profile::{Profile, Profiles};
+use promptgate::io::tmux::{Process, Server, Tmux};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;

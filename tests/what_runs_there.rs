@@ -185,8 +185,8 @@ fn the_start_up_age_is_the_wrapped_agents() {
         .trim()
         .parse()
         .unwrap();
-    let shell = promptgate::proc::process_age(pid).unwrap();
-    let agent = promptgate::proc::foreground_age(pid).unwrap();
+    let shell = promptgate::io::proc::process_age(pid).unwrap();
+    let agent = promptgate::io::proc::foreground_age(pid).unwrap();
     assert!(
         agent + Duration::from_secs(2) < shell,
         "agent {agent:?}, shell {shell:?}"

@@ -1,0 +1,110 @@
+//! One small file per command. Shared here: opening a pane, observing it
+//! (read -> identify -> detect), refusals, and output that survives a closed pipe.
+
+mod ask;
+mod capture;
+pub mod demo;
+mod detect;
+mod docs;
+pub mod doctor;
+pub mod explain;
+mod hooks;
+pub mod mcp;
+mod plan;
+mod profiles;
+pub mod queue;
+mod send;
+mod state;
+pub mod status;
+pub mod wait;
+pub mod watch;
+pub use crate::app::cli::{Cli, Command};
+use crate::core::error::{Error, Result};
+use crate::core::profile::Profiles;
+use crate::io::tmux::Server;
+
+pub fn run(cli: Cli) -> Result<i32> {
+    let srv = cli.server();
+    // several hosts (or a hosts file): one fleet, each host's send in a process of its own
+    if let Command::Send(a) = &cli.command {
+        if srv.host.len() > 1 || a.hosts.is_some() {
+            return crate::app::fleet::send(&srv.host, a);
+        }
+    }
+    if srv.host.len() > 1 {
+        return Err(Error::Usage(
+            "--host is repeated only with send (one fleet across machines)".into(),
+        ));
+    }
+    if let Some(h) = srv.host.first() {
+        // Before the first tmux call: every one of this process goes over ssh.
+        crate::io::tmux::Launcher::init(crate::io::tmux::Launcher::ssh(h));
+    }
+    let server = match (&srv.socket_name, &srv.socket_path) {
+        (Some(n), _) => Server::Name(n.clone()),
+        (_, Some(p)) => Server::Path(p.clone()),
+        _ => Server::Default,
+    };
+    let profiles = || Profiles::load(cli.profiles.as_deref());
+    match cli.command {
+        Command::State(a) => state::run(&server, &profiles()?, a),
+        Command::Explain(a) => explain::run(&server, &profiles()?, a),
+        Command::Detect(a) => detect::run(&profiles()?, a),
+        Command::Capture(a) => capture::run(&server, &profiles()?, a),
+        Command::Wait(a) => wait::run(&server, &profiles()?, a),
+        Command::Send(a) => send::run(&server, &profiles()?, a),
+        Command::Ask(a) => ask::run(&server, &profiles()?, a),
+        Command::Plan(a) => plan::run(&profiles()?, a),
+        Command::Profiles(a) => profiles::run(&profiles()?, cli.profiles.as_deref(), a),
+        Command::Queue(a) => crate::app::cmd::queue::run(&server, &profiles()?, a),
+        Command::Demo(a) => crate::app::cmd::demo::run(&server, !srv.host.is_empty(), a),
+        Command::Status(a) => crate::app::cmd::status::run(&server, &profiles()?, a),
+        Command::Watch(a) => crate::app::cmd::watch::run(&server, &profiles()?, a),
+        Command::Mcp(a) => {
+            if let Some(agent) = &a.print_config {
+                let argv = crate::app::cmd::mcp::server_argv(&srv, cli.profiles.as_deref(), &a);
+                crate::app::out::out(&crate::app::cmd::mcp::print_config(agent, &argv)?)?;
+                return Ok(0);
+            }
+            crate::app::cmd::mcp::run(&server, profiles()?, a)
+        }
+        Command::Hooks(a) => hooks::run(a),
+        Command::HookEvent(a) => {
+            crate::io::hooks::record_event(&a.agent, &a.event);
+            Ok(0)
+        }
+        Command::Completions(a) => docs::completions(a),
+        Command::Man(a) => docs::man(a),
+        Command::Doctor(a) => crate::app::cmd::doctor::run(&server, &profiles()?, a),
+        Command::FakeAgent(a) => fake_agent(a),
+    }
+}
+
+/// The simulated agent runs under its agent's name (argv[0] = `claude`, ...), so
+/// that tmux's `pane_current_command` names it as it names the real CLI. Set
+/// `PROMPTGATE_FAKE_ARGV0=keep` to run it as `promptgate` instead.
+fn fake_agent(a: crate::app::fake_agent::FakeAgentArgs) -> Result<i32> {
+    use std::os::unix::process::CommandExt;
+    if std::env::var_os("PROMPTGATE_FAKE_ARGV0").is_none() {
+        let exe = std::env::current_exe()?;
+        let err = std::process::Command::new(exe)
+            .arg0(a.like.name())
+            .args(std::env::args_os().skip(1))
+            .env("PROMPTGATE_FAKE_ARGV0", "keep")
+            .exec();
+        return Err(Error::Other(format!("fake-agent: cannot exec: {err}")));
+    }
+    crate::app::fake_agent::run(&a)
+        .map(|_| 0)
+        .map_err(|e| Error::Other(format!("fake-agent: {e:#}")))
+}
+
+pub use crate::core::detect::refusal;
+pub use crate::core::verify::turn_code;
+pub use crate::engine::observe::{
+    gate_live, not_agent, observe, observe_at_launch, observe_screen, observe_with, until_done,
+    Observed, LAUNCH_GRACE,
+};
+
+pub use crate::app::cli::{duration as secs, read_body, target};
+pub use crate::app::out::{not_sent_json, out, out_json, reported, turn_line};

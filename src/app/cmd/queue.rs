@@ -1,0 +1,631 @@
+//! `promptgate queue add|list|drop|run`: the durable queue (see `crate::engine::queue`).
+
+use crate::app::cli::{read_body, target};
+use crate::app::cli::{QueueAddArgs, QueueArgs, QueueCmd, QueueRunArgs};
+use crate::app::out::out;
+use crate::core::detect::refusal;
+use crate::core::detect::State;
+use crate::core::error::{code, Error, Refused, Result};
+use crate::core::plan::{plan, sanitise, Body};
+use crate::core::profile::Profiles;
+use crate::core::verify::Receipt;
+use crate::engine::deliver::{deliver_to, verify_loop, SendOpts, Shared};
+use crate::engine::gate::SystemClock;
+use crate::engine::observe::{observe, observe_at_launch};
+use crate::engine::queue::{self, Item, Phase};
+use crate::engine::receipt::Kind;
+use crate::io::lock::PaneLock;
+use crate::io::tmux::{Control, Process, Server, Tmux};
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+pub fn run(server: &Server, profiles: &Profiles, a: QueueArgs) -> Result<i32> {
+    // canonical once: two spellings of one directory are one queue
+    let dir = queue::dir();
+    match a.cmd {
+        QueueCmd::Add(a) => add(server, profiles, &queue::open_dir()?, a),
+        QueueCmd::List { json } => list(&dir, json),
+        QueueCmd::Drop { id } => {
+            // any unique prefix of the id will do
+            let id = queue::resolve_id(&dir, &id)?;
+            if queue::remove(&dir, &id)? {
+                out(&format!("dropped {id}"))?;
+                Ok(0)
+            } else {
+                Err(Error::Usage(format!("no queued prompt {id}")))
+            }
+        }
+        QueueCmd::Run(r) => watch(server, profiles, &queue::open_dir()?, r),
+    }
+}
+
+fn add(server: &Server, profiles: &Profiles, dir: &Path, a: QueueAddArgs) -> Result<i32> {
+    let raw = read_body(&a.body)?;
+    let (body, _) = sanitise(&raw)?;
+    if let Some(n) = &a.agent {
+        profiles.get(n)?;
+    }
+    let mut tmux = Process::new(server.clone());
+    let pane = tmux.resolve(&target(&a.target)?)?;
+    // A prompt queued for a shell would be typed into it: no agent, nothing queued.
+    if a.agent.is_none() {
+        let read_at = crate::io::tmux::now_ms();
+        let screen = tmux.read(&pane)?;
+        let (o, _) = observe_at_launch(&mut tmux, profiles, None, &pane, screen, read_at)?;
+        if o.identity.agent.is_none() {
+            let state = if o.screen.dead {
+                State::Exited
+            } else {
+                State::NotAgent
+            };
+            let reason = format!(
+                "{} ({}); nothing queued",
+                o.verdict.state,
+                o.verdict.reason()
+            );
+            return Err(refusal(&state, &reason, false));
+        }
+    }
+    let item = Item::pending(server.spec(), pane, a.agent, body);
+    queue::save(dir, &item)?;
+    out(&item.id)?;
+    Ok(0)
+}
+
+fn list(dir: &Path, json: bool) -> Result<i32> {
+    for i in queue::load_all(dir)? {
+        if json {
+            out(&serde_json::to_string(&i).unwrap_or_default())?;
+        } else {
+            out(&format!(
+                "{}\t{}\t{}\t{}\t{}\t{}",
+                i.id,
+                i.server,
+                i.pane,
+                i.phase,
+                i.last_receipt.as_deref().unwrap_or("-"),
+                preview(&i.body)
+            ))?;
+        }
+    }
+    Ok(0)
+}
+
+/// `send` options for one queued item: it waits through busy for the
+/// watcher's `--gate-timeout`, and for another sender at most 5 s
+/// (`PROMPTGATE_GATE=off` skips the gate, as for `send`).
+fn send_opts(item: &Item, r: &QueueRunArgs) -> SendOpts {
+    let mut o = SendOpts {
+        agent: item.agent.clone(),
+        force: crate::app::cli::gate_off_from_env(),
+        lock_timeout: Duration::from_secs(5),
+        ..SendOpts::default()
+    };
+    o.gate.wait_busy = true;
+    o.gate.timeout = crate::app::cli::duration(r.gate_timeout);
+    o
+}
+
+/// What one step did to one item, as a progress line for `queue run`.
+struct Event {
+    pane: String,
+    id: String,
+    /// Lines with the same key for the same item are printed once (a pane that
+    /// stays busy is reported when it turns busy, not every round).
+    key: String,
+    what: &'static str,
+    detail: String,
+    /// In a word or two, why the item is still queued (for the summary of --once).
+    short: String,
+    /// Not worth a line (a pane that is ready but not yet still): only the summary.
+    quiet: bool,
+}
+
+impl Event {
+    fn new(item: &Item, what: &'static str, key: String, detail: String) -> Event {
+        Event {
+            pane: item.pane.clone(),
+            id: item.id.clone(),
+            short: what.to_string(),
+            quiet: false,
+            key,
+            what,
+            detail,
+        }
+    }
+
+    fn short(mut self, s: impl Into<String>) -> Event {
+        self.short = s.into();
+        self
+    }
+
+    fn line(&self) -> String {
+        format!("{}\t{}\t{}\t{}", self.pane, self.what, self.id, self.detail)
+    }
+}
+
+/// The first 40 characters of a body, on one line, quoted.
+fn preview(body: &str) -> String {
+    let p: String = body
+        .chars()
+        .take(40)
+        .map(|c| if c == '\n' { '⏎' } else { c })
+        .collect();
+    format!("{p:?}")
+}
+
+/// The watcher: deliver each pane's queue in order whenever that pane is ready,
+/// printing a line for each delivery, each change of why a prompt waits, and each
+/// prompt held for a person.
+fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> Result<i32> {
+    // One watcher per server and queue directory (`dir` is canonical).
+    let _me = PaneLock::acquire(
+        &format!("queue:{}", dir.display()),
+        &server.spec(),
+        Duration::from_millis(50),
+    )
+    .map_err(|e| match e {
+        Error::Locked(..) => Error::refused(
+            Refused::Locked,
+            format!(
+                "a queue watcher already runs for {} on {}",
+                server.spec(),
+                dir.display()
+            ),
+        ),
+        e => e,
+    })?;
+    let spec = server.spec();
+    let start = Instant::now();
+    let mine = || -> Result<Vec<Item>> {
+        Ok(queue::load_all(dir)?
+            .into_iter()
+            .filter(|i| i.server == spec)
+            .collect())
+    };
+    let mut told: HashMap<String, String> = HashMap::new();
+    let mut why: HashMap<String, String> = HashMap::new();
+    let mut delivered = 0usize;
+    let mut first = true;
+    loop {
+        let items = mine()?;
+        if first {
+            first = false;
+            let mut panes: Vec<&str> = items.iter().map(|i| i.pane.as_str()).collect();
+            panes.sort();
+            panes.dedup();
+            let then = if r.once {
+                ""
+            } else {
+                "; watching (Ctrl-C stops)"
+            };
+            if items.is_empty() {
+                out(&format!(
+                    "queue: nothing queued for server {spec}{}{then}",
+                    elsewhere(dir, &spec)
+                ))?;
+                if r.once {
+                    return Ok(0);
+                }
+            } else {
+                out(&format!(
+                    "queue: {} prompt(s) for {} pane(s) on server {spec}{then}",
+                    items.len(),
+                    panes.len()
+                ))?;
+            }
+        }
+        let mut heads: Vec<Item> = Vec::new();
+        for i in items {
+            if !heads.iter().any(|h| h.pane == i.pane) {
+                heads.push(i);
+            }
+        }
+        let live: Vec<&Item> = heads.iter().filter(|i| i.phase != Phase::Held).collect();
+        if live.is_empty() && r.once {
+            return once_done(&mine()?, &why, delivered, &spec);
+        }
+        let steps: Vec<(bool, Option<Event>)> = std::thread::scope(|s| {
+            let hs: Vec<_> = live
+                .iter()
+                .map(|i| s.spawn(|| step(server, profiles, dir, i, &r)))
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().unwrap_or((false, None)))
+                .collect()
+        });
+        let mut progress = 0usize;
+        for (moved, ev) in steps {
+            progress += moved as usize;
+            let Some(ev) = ev else { continue };
+            if ev.what == "delivered" {
+                delivered += 1;
+            }
+            why.insert(ev.id.clone(), ev.short.clone());
+            if !ev.quiet && told.get(&ev.id) != Some(&ev.key) {
+                out(&ev.line())?;
+                told.insert(ev.id.clone(), ev.key);
+            }
+        }
+        if r.once
+            && progress == 0
+            && r.max_secs
+                .is_none_or(|m| start.elapsed() >= Duration::from_secs_f64(m))
+        {
+            return once_done(&mine()?, &why, delivered, &spec);
+        }
+        if r.max_secs
+            .is_some_and(|m| start.elapsed() >= Duration::from_secs_f64(m))
+        {
+            return Ok(0);
+        }
+        if progress == 0 {
+            std::thread::sleep(Duration::from_millis(r.interval));
+        }
+    }
+}
+
+/// `; 3 prompt(s) wait for other servers: -L work (2), default (1)` when
+/// prompts wait for servers other than this one, else nothing.
+fn elsewhere(dir: &Path, spec: &str) -> String {
+    let mut by: Vec<(String, usize)> = Vec::new();
+    for i in queue::load_all(dir).unwrap_or_default() {
+        if i.server == spec {
+            continue;
+        }
+        match by.iter_mut().find(|(s, _)| *s == i.server) {
+            Some((_, n)) => *n += 1,
+            None => by.push((i.server, 1)),
+        }
+    }
+    if by.is_empty() {
+        return String::new();
+    }
+    let total: usize = by.iter().map(|(_, n)| n).sum();
+    let each: Vec<String> = by.iter().map(|(s, n)| format!("{s} ({n})")).collect();
+    format!(
+        "; {total} prompt(s) wait for other servers: {} (run queue run with that -L or -S)",
+        each.join(", ")
+    )
+}
+
+/// The end of `queue run --once`: exit 0 when nothing is left queued for the
+/// server, 20 (with the prompts that are left, and why) when some are: waiting
+/// for a pane that is not ready, or held for a person.
+fn once_done(
+    left: &[Item],
+    why: &HashMap<String, String>,
+    delivered: usize,
+    spec: &str,
+) -> Result<i32> {
+    if left.is_empty() {
+        out(&format!(
+            "queue: done, {delivered} delivered, nothing left for server {spec}"
+        ))?;
+        return Ok(0);
+    }
+    let each: Vec<String> = left
+        .iter()
+        .enumerate()
+        .map(|(n, i)| {
+            let behind = left[..n].iter().any(|e| e.pane == i.pane);
+            let last = why
+                .get(&i.id)
+                .cloned()
+                .or_else(|| i.last_receipt.clone())
+                .filter(|_| !behind)
+                .unwrap_or_else(|| "behind an earlier prompt for this pane".into());
+            format!("{} {} ({last})", i.pane, i.phase)
+        })
+        .collect();
+    eprintln!(
+        "promptgate: queue: {delivered} delivered, {} left that cannot be delivered now: {}; run again later (queue list shows them, queue drop ID removes one)",
+        left.len(),
+        each.join(", ")
+    );
+    Ok(code::TIMEOUT)
+}
+
+/// One step for the head item of one pane: whether it made progress, and what to report.
+/// The item is claimed by its id first and read again under the claim: whatever
+/// its files are called, one item is delivered by one process at a time, from
+/// what is on disk now.
+fn step(
+    server: &Server,
+    profiles: &Profiles,
+    dir: &Path,
+    item: &Item,
+    r: &QueueRunArgs,
+) -> (bool, Option<Event>) {
+    let fail = |e: Error| {
+        (
+            false,
+            Some(Event::new(
+                item,
+                "error",
+                format!("error-{}", e.exit_code()),
+                e.to_string(),
+            )),
+        )
+    };
+    let _claim = match queue::claim(dir, &item.id) {
+        Ok(Some(c)) => c,
+        Ok(None) => return (false, None),
+        Err(e) => return fail(e),
+    };
+    let item = &match queue::find(dir, &item.id) {
+        Ok(Some(i)) if i.phase != Phase::Held => i,
+        Ok(_) => return (false, None),
+        Err(e) => return fail(e),
+    };
+    match item.phase {
+        Phase::Typing | Phase::Submitting => match recover(server, profiles, dir, item, r) {
+            Ok(true) => (
+                true,
+                Some(Event::new(
+                    item,
+                    "resumed",
+                    format!("resumed-{}", item.phase),
+                    format!(
+                        "an earlier watcher stopped while {}; picked up from what the pane shows",
+                        item.phase
+                    ),
+                )),
+            ),
+            Ok(false) => (false, None),
+            Err(e) => (
+                false,
+                Some(Event::new(
+                    item,
+                    "error",
+                    format!("error-{}", e.exit_code()),
+                    e.to_string(),
+                )),
+            ),
+        },
+        _ => deliver(server, profiles, dir, item, r),
+    }
+}
+
+fn save_phase(
+    dir: &Path,
+    item: &Item,
+    phase: Phase,
+    receipt: Option<&str>,
+    reason: Option<String>,
+) -> Result<()> {
+    let mut i = item.clone();
+    i.phase = phase;
+    if receipt.is_some() {
+        i.last_receipt = receipt.map(str::to_string);
+        i.last_reason = reason;
+    }
+    queue::save(dir, &i).map_err(|e| {
+        eprintln!("promptgate: queue {}: cannot journal {phase}: {e}", i.id);
+        e
+    })
+}
+
+fn deliver(
+    server: &Server,
+    profiles: &Profiles,
+    dir: &Path,
+    item: &Item,
+    r: &QueueRunArgs,
+) -> (bool, Option<Event>) {
+    // a Ctrl-C while this item is typed takes effect once it is journalled
+    let _done = crate::io::interrupt::Finished;
+    let opts = send_opts(item, r);
+    // the queued body was sanitised when it was queued: sanitising it again
+    // changes nothing
+    let body = match Body::sanitise(item.body.as_bytes()) {
+        Ok(b) => b,
+        Err(e) => {
+            return (
+                false,
+                Some(Event::new(
+                    item,
+                    "error",
+                    format!("error-{}", e.exit_code()),
+                    e.to_string(),
+                )),
+            )
+        }
+    };
+    let mut attempt = item.clone();
+    attempt.attempts += 1;
+    // a journal that cannot be written stops the delivery before the step it names
+    let hook = |phase: Phase| save_phase(dir, &attempt, phase, None, None);
+    let shared = Shared::new(Duration::from_millis(40));
+    let o = deliver_to(
+        server,
+        profiles,
+        &opts,
+        &item.pane,
+        &body,
+        &shared,
+        Some(&hook),
+    );
+    if let Some(rec) = &o.rec {
+        crate::io::log::append(rec);
+    }
+    let receipt = o
+        .rec
+        .as_ref()
+        .map_or(Kind::NotSent, |r| r.receipt)
+        .to_string();
+    let reason = o.err.as_ref().map(|e| e.to_string()).or_else(|| {
+        o.rec
+            .as_ref()
+            .and_then(|r| r.evidence_rule().map(str::to_string))
+    });
+    let agent = o
+        .rec
+        .as_ref()
+        .map_or_else(|| "-".to_string(), |r| r.agent.clone());
+    if o.code == 0 {
+        let done = queue::remove(dir, &item.id).is_ok();
+        let ev = Event::new(
+            item,
+            "delivered",
+            "delivered".into(),
+            format!("{agent} consumed {}", preview(&item.body)),
+        );
+        return (done, Some(ev));
+    }
+    let state = o.rec.as_ref().map(|r| r.gate.state.clone());
+    // Where did it stop? The phase on disk says whether anything was typed.
+    let on_disk = queue::load_all(dir)
+        .ok()
+        .and_then(|v| v.into_iter().find(|i| i.id == item.id));
+    let phase = on_disk.map(|i| i.phase).unwrap_or(Phase::Pending);
+    let why = reason.clone().unwrap_or_default();
+    let ev = match (phase, receipt.as_str()) {
+        (Phase::Pending, _) => {
+            let timed_out = o.code == code::TIMEOUT;
+            let detail = match &state {
+                // the gate waited its --gate-timeout: only "not yet"
+                Some(st) if timed_out => format!("{agent} {st}: not ready yet; trying again"),
+                _ => format!("{why}; trying again"),
+            };
+            let key = format!("waiting-{}-{}", o.code, state.as_deref().unwrap_or(""));
+            let _ = save_phase(dir, &attempt, Phase::Pending, Some(&receipt), reason);
+            // ready, but not yet still for the gate's window: a moment, not news
+            let quiet = timed_out && state.as_deref() == Some("ready");
+            let short = state.unwrap_or_else(|| format!("exit {}", o.code));
+            let mut ev = Event::new(item, "waiting", key, detail).short(short);
+            ev.quiet = quiet;
+            ev
+        }
+        // typed but the write failed: recovery looks at the composer next round
+        (_, "failed") => {
+            let _ = save_phase(dir, &attempt, phase, Some(&receipt), reason);
+            Event::new(
+                item,
+                "retrying",
+                "retrying".into(),
+                format!("{why}; looking at the composer next round"),
+            )
+        }
+        // after the submit key: stranded, refused, unknown, queued -> held for a person
+        _ => {
+            let _ = save_phase(dir, &attempt, Phase::Held, Some(&receipt), reason);
+            Event::new(
+                item,
+                "held",
+                "held".into(),
+                format!("{agent} {receipt} ({why}); kept for a person: queue list, queue drop ID"),
+            )
+            .short(format!("receipt {receipt}"))
+        }
+    };
+    (false, Some(ev))
+}
+
+/// Resume an item the last watcher left mid-way, by what the pane shows.
+fn recover(
+    server: &Server,
+    profiles: &Profiles,
+    dir: &Path,
+    item: &Item,
+    r: &QueueRunArgs,
+) -> Result<bool> {
+    let mut tmux = Control::new(server.clone(), &item.pane);
+    let key = tmux.server_key()?;
+    let _lock = PaneLock::acquire(&key, &item.pane, Duration::from_secs(5))?;
+    let o = observe(&mut tmux, profiles, item.agent.as_deref(), &item.pane)?;
+    let Some(agent) = o.identity.agent.clone() else {
+        save_phase(
+            dir,
+            item,
+            Phase::Held,
+            Some("not-sent"),
+            Some(o.verdict.reason()),
+        )?;
+        return Ok(false);
+    };
+    let profile = profiles.get(&agent)?;
+    // the choke point, before a clear key or a submit key goes into the pane
+    if let Err(e) =
+        crate::engine::deliver::may_type(profiles, &item.pane, &o.screen, &SendOpts::default())
+    {
+        save_phase(
+            dir,
+            item,
+            Phase::Held,
+            Some("not-sent"),
+            Some(e.to_string()),
+        )?;
+        return Ok(false);
+    }
+    let ours = o
+        .verdict
+        .composer
+        .as_ref()
+        .filter(|c| !c.empty)
+        .map(|c| crate::core::verify::holds_body(c, &item.body));
+    match (item.phase, &o.verdict.state, ours) {
+        // Nothing typed, or the text already left the composer.
+        (Phase::Typing, State::Ready, _) => {
+            save_phase(dir, item, Phase::Pending, None, None)?;
+            Ok(true)
+        }
+        (Phase::Submitting, State::Ready | State::Busy, None | Some(false))
+            if o.verdict.composer.as_ref().is_none_or(|c| c.empty) =>
+        {
+            queue::remove(dir, &item.id)?;
+            crate::io::log::append(
+                &serde_json::json!({"time_ms": crate::io::tmux::now_ms() as u64, "pane": item.pane, "agent": agent, "queue_id": item.id, "receipt": "consumed", "evidence": {"rule": "queue.recovered-composer-empty"}}),
+            );
+            Ok(true)
+        }
+        // Our body sits in the composer, never submitted: clear it and type again.
+        (Phase::Typing, State::Draft, Some(true)) => {
+            crate::engine::deliver::clear_draft(&mut tmux, &item.pane, profile)?;
+            save_phase(dir, item, Phase::Pending, None, None)?;
+            Ok(true)
+        }
+        // Typed, maybe not submitted: the submit key, then verify.
+        (Phase::Submitting, State::Draft, Some(true)) => {
+            let pl = plan(item.body.as_bytes(), profile.capability())?;
+            let before = o.screen.clone();
+            tmux.send_key(&item.pane, &pl.submit().text)?;
+            let clock = SystemClock::new();
+            let (j, _, _) = verify_loop(
+                &mut tmux,
+                profile,
+                &item.pane,
+                &pl,
+                &before,
+                Duration::from_secs_f64(r.verify_timeout),
+                &clock,
+                None,
+            )?;
+            if j.receipt == Receipt::Consumed {
+                queue::remove(dir, &item.id)?;
+            } else {
+                save_phase(
+                    dir,
+                    item,
+                    Phase::Held,
+                    Some(&j.receipt.to_string()),
+                    Some(j.evidence.rule.clone()),
+                )?;
+            }
+            Ok(true)
+        }
+        (_, State::Draft, _) => {
+            save_phase(
+                dir,
+                item,
+                Phase::Held,
+                Some("not-sent"),
+                Some("the composer holds other text".into()),
+            )?;
+            Ok(false)
+        }
+        // busy, starting, a dialog...: look again later
+        _ => Ok(false),
+    }
+}

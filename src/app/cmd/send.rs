@@ -1,0 +1,147 @@
+//! `promptgate send`: the main job. Sanitise first (a bad body types nothing),
+//! then identify, lock the pane, gate, type, settle, submit, and verify.
+
+use super::{out, read_body, secs, target};
+use crate::app::cli::SendArgs;
+use crate::core::error::{fanout_code, notice, Error, Result};
+use crate::core::plan::Body;
+use crate::core::profile::Profiles;
+use crate::engine::deliver::{deliver_to, Shared};
+use crate::engine::fanout;
+use crate::engine::receipt::{Kind, Receipt};
+use crate::io::tmux::Server;
+use serde_json::json;
+use std::time::Duration;
+
+pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32> {
+    // The old fan-out form, `--agent NAME` with no -t outside tmux (where there
+    // is no current pane for it to mean): still every NAME pane, with a note.
+    let fan_out_flag = a.all_agents || a.every.is_some();
+    if a.targets.is_empty() && !fan_out_flag && a.agent.is_some() && target(&None).is_err() {
+        eprintln!("promptgate: note: --agent NAME without -t as a fan-out is deprecated; use --every NAME");
+        a.every = a.agent.take();
+    }
+    if a.session.is_some() && !(a.all_agents || a.every.is_some()) {
+        return Err(Error::Usage(
+            "--session limits a fan-out: give --all-agents or --every AGENT too".into(),
+        ));
+    }
+    // Sanitised once, before anything touches a pane: a bad body types nothing.
+    let body = Body::sanitise(&read_body(&a.body)?)?;
+    let opts = a.opts(crate::app::cli::gate_off_from_env());
+    if let Some(name) = a.agent.as_ref().or(a.every.as_ref()) {
+        profiles.get(name)?;
+    }
+    let fan_out = a.targets.len() > 1 || a.all_agents || a.every.is_some();
+    let shared = Shared::new(Duration::from_millis(a.stagger));
+    if !fan_out {
+        let t = match a.targets.first() {
+            Some(t) => t.clone(),
+            None => target(&None)?,
+        };
+        // one target: a person at a terminal sees a live status line while it waits
+        let shared = shared.with_live(!a.json);
+        let mut o = deliver_to(server, profiles, &opts, &t, &body, &shared, None);
+        // --until-done: the turn the prompt started, in the same receipt
+        let turn = match a.until_done {
+            true => o.follow_turn(server, profiles, secs(a.done_timeout)),
+            false => None,
+        };
+
+        // a receipt other than consumed says why, in `error`, as the stderr line does
+        let why = o
+            .rec
+            .as_ref()
+            .map(|rec| format!("receipt {} ({}) for {}", rec.receipt, rec.rule(), o.pane));
+        if let Some(mut rec) = o.rec.clone() {
+            if o.code != 0 && rec.error.is_none() {
+                rec.error = why.clone();
+            }
+            finish(&rec, a.json)?;
+        } else if let Some(e) = o.err.as_ref().filter(|_| a.json) {
+            let mut v = json!({"pane": o.pane, "error": e.to_string(), "exit_code": o.code});
+            if let Some(n) = notice(&o.pane, None, None, o.code, None) {
+                v["notice"] = n.into();
+            }
+            super::not_sent_json(v)?;
+        }
+        if let Some(e) = o.err {
+            return Err(e);
+        }
+        if let Some(t) = turn.as_ref().filter(|_| !a.json) {
+            out(&super::turn_line(&o.pane, t))?;
+        } else if o.code != 0 && !a.json {
+            let changes = o
+                .rec
+                .as_ref()
+                .map(Receipt::changes_text)
+                .unwrap_or_default();
+            eprintln!("promptgate: {}{changes}", why.unwrap_or_default());
+        }
+        return Ok(o.code);
+    }
+    let (targets, dropped) = match a.targets.is_empty() {
+        true => (
+            fanout::agent_panes(server, profiles, a.session.as_deref(), a.every.as_deref())?,
+            Vec::new(),
+        ),
+        // each pane once, however many targets name it
+        false => fanout::unique_panes(
+            &mut crate::io::tmux::Process::new(server.clone()),
+            &a.targets,
+        ),
+    };
+    for (t, pane) in &dropped {
+        eprintln!(
+            "promptgate: note: -t {t} names pane {pane}, as an earlier target did: sent to it once"
+        );
+    }
+    let outcomes = fanout::deliver_all(server, profiles, &opts, &body, &targets, shared);
+    let consumed = outcomes.iter().filter(|o| o.code == 0).count();
+    let total = outcomes.len();
+    let exit = fanout_code(consumed, total);
+    let rows = fanout::rows(&outcomes);
+    let summary = format!("{consumed} of {total} consumed");
+    if a.json {
+        super::out_json(
+            &json!({"targets": rows, "duplicates": dropped.iter().map(|(t, p)| json!({"target": t, "pane": p})).collect::<Vec<_>>(), "summary": {"consumed": consumed, "total": total, "text": summary}, "exit_code": exit, "error": (exit != 0).then_some(&summary)}),
+        )?;
+    } else {
+        for r in &rows {
+            let why = fanout::why(r);
+            out(&format!(
+                "{}\t{}\t{}\t{}",
+                r["pane"].as_str().unwrap_or("?"),
+                r["agent"].as_str().unwrap_or("-"),
+                r["receipt"].as_str().unwrap_or("?"),
+                why
+            ))?;
+        }
+        out(&format!("promptgate: {summary}"))?;
+    }
+    Ok(exit)
+}
+
+fn finish(rec: &Receipt, json: bool) -> Result<()> {
+    crate::io::log::append(rec);
+    if json {
+        let mut v = rec.to_json();
+        let total = rec.timings.as_ref().map(|t| t.total_ms);
+        let state = Some(rec.gate.state.as_str());
+        if let Some(n) = notice(&rec.pane, Some(&rec.agent), state, rec.exit_code, total) {
+            v["notice"] = n.into();
+        }
+        super::out_json(&v)?;
+    } else if rec.receipt == Kind::Consumed {
+        out(&format!(
+            "{}\t{}\tconsumed\t{} bytes, {}, gate {} ms{}",
+            rec.pane,
+            rec.agent,
+            rec.bytes_out,
+            rec.framing,
+            rec.gate.waited_ms,
+            rec.changes_text()
+        ))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,1301 @@
+//! deliver: the whole delivery of one body into one pane ([`Delivery::run`]):
+//! identify, lock, gate, type, settle, submit, verify.
+//!
+//! Body chunks go in order (pastes through a private buffer, keys literally);
+//! the first failed write aborts the rest and nothing is ever re-typed. Then
+//! the body is left to settle on screen, and the submit key goes as its own
+//! tmux call once the submit delay has passed since the body showed, only
+//! while the pane is as the last look saw it, and never into a dialog.
+//!
+//! `send` (one target or a fan-out), the queue and the MCP server all call it
+//! with plain [`SendOpts`].
+
+use crate::core::detect::refusal;
+use crate::core::detect::{detect, State};
+use crate::core::error::{Error, Refused, Result};
+use crate::core::plan::{plan_body_for_pane, Body, How, Plan};
+use crate::core::profile::{Profile, Profiles};
+use crate::core::screen::Screen;
+use crate::core::verify::receipt_code;
+use crate::core::verify::{judge, Judgement, Receipt};
+use crate::engine::gate::{Clock, GateOpts, GateResult, SystemClock};
+use crate::engine::observe::observe_at_launch;
+use crate::engine::receipt::{GateSummary, Kind, Receipt as Record, Timings};
+use crate::io::live::Live;
+use crate::io::lock::PaneLock;
+use crate::io::tmux::{Control, Guard, Server, Tmux};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::time::Duration;
+
+/// How to deliver, whoever asks (the CLI converts its flags into these).
+#[derive(Debug, Clone)]
+pub struct SendOpts {
+    /// The agent, when named (`--agent`): not identified then.
+    pub agent: Option<String>,
+    /// The gate's options (`--timeout`, `--wait-busy`, `--wait-dialog`, ...).
+    pub gate: GateOpts,
+    /// `--when-ready`: wait through busy, for at least 10 minutes.
+    pub when_ready: bool,
+    /// Skip the gate (`--force`, or `PROMPTGATE_GATE=off`).
+    pub force: bool,
+    pub cancel_mode: bool,
+    pub replace_draft: bool,
+    pub verify_timeout: Duration,
+    pub no_verify: bool,
+    pub lock_timeout: Duration,
+    /// `send --to-any-process` only: type even where [`may_type`] finds no
+    /// agent. Never implied by another flag, never set from the environment,
+    /// never by the queue or the MCP server.
+    pub to_any_process: bool,
+}
+
+impl Default for SendOpts {
+    /// `send`'s defaults.
+    fn default() -> SendOpts {
+        SendOpts {
+            agent: None,
+            gate: GateOpts::default(),
+            when_ready: false,
+            force: false,
+            cancel_mode: false,
+            replace_draft: false,
+            verify_timeout: Duration::from_secs(10),
+            no_verify: false,
+            lock_timeout: Duration::from_secs(120),
+            to_any_process: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Typed {
+    pub chunks_sent: usize,
+    pub type_ms: u64,
+    pub settle_ms: u64,
+    pub settled: bool,
+    /// When the final picture of the typed body first showed (clock time): the
+    /// agent had read every byte by then, so the submit delay counts from here.
+    #[serde(skip)]
+    pub shown_at: Option<Duration>,
+    /// When the (first) submit key was written: Unix epoch ms (0 if never).
+    pub submit_at_ms: u64,
+}
+
+/// The one choke point: may bytes be typed into this pane now? Asked of the
+/// last look before anything is typed into a pane (the body, a draft's clear
+/// keys, a queue's resumed submit), whoever asks (`send`, a fan-out, the queue,
+/// the MCP server) and whatever they asked with (`--agent`, `--force`,
+/// `PROMPTGATE_GATE=off`, `--when-ready`, `--no-verify`): a pane whose
+/// foreground is not an agent ([`crate::core::identify::typable`]) gets nothing,
+/// with exit 24. Only `send --to-any-process` skips it.
+pub fn may_type(profiles: &Profiles, pane: &str, s: &Screen, opts: &SendOpts) -> Result<()> {
+    if opts.to_any_process {
+        return Ok(());
+    }
+    let job = match (&s.foreground, s.pid) {
+        (Some(job), _) => Some(job.clone()),
+        (None, Some(pid)) if !crate::io::tmux::is_remote() => {
+            crate::io::proc::foreground_procs(pid)
+        }
+        _ => None,
+    };
+    crate::core::identify::typable(profiles, s, job.as_deref())
+        .map(|_| ())
+        .map_err(|why| {
+            Error::refused(
+                Refused::NotAgent,
+                format!("refused: no agent runs in pane {pane}, nothing typed: {why}"),
+            )
+        })
+}
+
+/// The pane must still be the process the gate saw, and alive.
+pub fn check_same_pane(
+    tmux: &mut dyn Tmux,
+    pane: &str,
+    expected_pid: Option<u32>,
+) -> Result<Screen> {
+    let s = tmux.read(pane)?;
+    ensure_same_pane(pane, &s, expected_pid)?;
+    Ok(s)
+}
+
+/// A read shows the pane alive and still the process the gate saw.
+pub fn ensure_same_pane(pane: &str, s: &Screen, expected_pid: Option<u32>) -> Result<()> {
+    if s.dead {
+        return Err(Error::PaneChanged(pane.into(), "the pane is dead".into()));
+    }
+    if let (Some(want), Some(have)) = (expected_pid, s.pid) {
+        if want != have {
+            return Err(Error::PaneChanged(
+                pane.into(),
+                format!("pane_pid is {have}, the gate saw {want}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Type the body chunks (not the submit). Aborts on the first failed write.
+/// With a `guard`, a first chunk that is a paste goes only while the pane is as
+/// the guard saw it (tmux checks both in one step): `Ok(None)` when it was not,
+/// and nothing was typed.
+pub fn type_body(
+    tmux: &mut dyn Tmux,
+    pane: &str,
+    plan: &Plan,
+    clock: &dyn Clock,
+    guard: Option<&Guard>,
+) -> Result<Option<Typed>> {
+    let start = clock.now();
+    let chunks = plan.body_chunks();
+    let total = plan.chunks.len();
+    // from here a Ctrl-C or a kill waits until the send has finished
+    crate::io::interrupt::begin_typing()?;
+    for (i, c) in chunks.iter().enumerate() {
+        if c.delay_before_ms > 0 {
+            clock.sleep(Duration::from_millis(c.delay_before_ms));
+        }
+        let r = match c.how {
+            How::Paste => tmux.paste_guarded(pane, &c.text, guard.filter(|_| i == 0)),
+            How::Keys => tmux.send_literal(pane, &c.text).map(|()| true),
+            How::Submit => unreachable!("body_chunks holds no submit"),
+        };
+        if matches!(r, Ok(false)) {
+            return Ok(None);
+        }
+        if let Err(e) = r {
+            return Err(Error::DeliveryFailed {
+                sent: i,
+                total,
+                msg: e.to_string(),
+            });
+        }
+    }
+    Ok(Some(Typed {
+        chunks_sent: chunks.len(),
+        type_ms: (clock.now() - start).as_millis() as u64,
+        ..Typed::default()
+    }))
+}
+
+/// Wait until the typed body shows in the composer and the picture holds still
+/// for `quiet`, at most `max`. Returns the last screen (the "before" of verify).
+pub fn settle(
+    tmux: &mut dyn Tmux,
+    pane: &str,
+    profile: &Profile,
+    clock: &dyn Clock,
+    quiet: Duration,
+    max: Duration,
+    typed: &mut Typed,
+) -> Result<Screen> {
+    let start = clock.now();
+    let mut prev = tmux.read(pane)?;
+    let mut since = clock.now();
+    loop {
+        clock.sleep(Duration::from_millis(10));
+        let s = tmux.read(pane)?;
+        let now = clock.now();
+        if !s.same_picture(&prev) {
+            since = now;
+        }
+        let shows = detect(profile, &s).composer.is_some_and(|c| !c.empty);
+        if shows && now - since >= quiet {
+            typed.settled = true;
+            typed.shown_at = Some(since);
+            typed.settle_ms = (now - start).as_millis() as u64;
+            return Ok(s);
+        }
+        if s.dead || now - start >= max {
+            typed.settle_ms = (now - start).as_millis() as u64;
+            return Ok(s);
+        }
+        prev = s;
+    }
+}
+
+/// Clear a draft from the composer with the profile's keys, one tmux call each.
+pub fn clear_draft(tmux: &mut dyn Tmux, pane: &str, profile: &Profile) -> Result<()> {
+    for k in &profile.capability().clear_keys {
+        tmux.send_key(pane, k)?;
+        std::thread::sleep(Duration::from_millis(60));
+    }
+    Ok(())
+}
+
+/// Press `key`, as its own tmux call; with a `guard`, only while the pane is as
+/// the guard saw it (`Ok(false)`: not pressed).
+pub fn press(tmux: &mut dyn Tmux, pane: &str, key: &str, guard: Option<&Guard>) -> Result<bool> {
+    match guard {
+        Some(g) => tmux.send_key_guarded(pane, key, g),
+        None => tmux.send_key(pane, key).map(|()| true),
+    }
+}
+
+/// Press the submit key ([`press`]).
+pub fn submit(tmux: &mut dyn Tmux, pane: &str, plan: &Plan, guard: Option<&Guard>) -> Result<bool> {
+    let total = plan.chunks.len();
+    press(tmux, pane, &plan.submit().text, guard).map_err(|e| Error::DeliveryFailed {
+        sent: total - 1,
+        total,
+        msg: e.to_string(),
+    })
+}
+
+/// What is shared by the senders of one fan-out: the submit slot, so that no
+/// two targets press their submit key in the same moment.
+/// And one control-mode connection that all of them poll through.
+pub struct Shared {
+    last_submit: std::sync::Mutex<Option<std::time::Instant>>,
+    stagger: Duration,
+    conn: Option<crate::io::tmux::SharedControl>,
+    /// Draw the live status line while the gate waits (one target, not --json).
+    live: bool,
+    /// Set when the caller gives up (MCP cancellation): the gate stops before typing.
+    cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+}
+
+impl Shared {
+    /// A caller that can give up: once `flag` is set, a gate still waiting stops
+    /// (nothing typed); a send that has begun typing finishes.
+    pub fn with_cancel(mut self, flag: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Shared {
+        self.cancel = Some(flag);
+        self
+    }
+
+    pub fn new(stagger: Duration) -> Shared {
+        Shared {
+            last_submit: std::sync::Mutex::new(None),
+            stagger,
+            conn: None,
+            live: false,
+            cancel: None,
+        }
+    }
+
+    /// Draw a live status line on stderr while the gate waits, when `on` and
+    /// stderr is a terminal.
+    pub fn with_live(mut self, on: bool) -> Shared {
+        self.live = on;
+        self
+    }
+
+    /// Poll every target through one connection (attached now, through `pane`).
+    pub fn with_connection(mut self, server: &Server, pane: &str) -> Shared {
+        self.conn = Control::for_fanout(server.clone(), pane);
+        self
+    }
+
+    /// Run `f` (the submit) in its own moment: at least `stagger` after the last one.
+    pub fn in_slot<T>(&self, f: impl FnOnce() -> T) -> T {
+        let mut last = self.last_submit.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(l) = *last {
+            let wait = (l + self.stagger).saturating_duration_since(std::time::Instant::now());
+            std::thread::sleep(wait);
+        }
+        let r = f();
+        *last = Some(std::time::Instant::now());
+        r
+    }
+}
+
+/// Where an item's delivery stands (journalled before each step).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// Not tried yet, or nothing typed.
+    Pending,
+    /// Typing has begun (before the first byte).
+    Typing,
+    /// The body is typed; the submit key goes next.
+    Submitting,
+    /// Kept for a person (something went wrong after the submit key).
+    Held,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Pending => "pending",
+            Phase::Typing => "typing",
+            Phase::Submitting => "submitting",
+            Phase::Held => "held",
+        }
+    }
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Called with `Typing` before the first byte and `Submitting` before the submit key
+/// (the durable queue journals these). An error stops the delivery there: nothing
+/// typed, or typed and not submitted.
+pub type PhaseHook<'a> = Option<&'a (dyn Fn(Phase) -> Result<()> + Sync)>;
+
+/// One target's result: the receipt record (when the gate ran), the exit code, the error.
+pub struct Outcome {
+    pub pane: String,
+    pub rec: Option<Record>,
+    pub code: i32,
+    pub err: Option<Error>,
+}
+
+impl Outcome {
+    /// `--until-done`: once the prompt was consumed, wait for the turn it started
+    /// to end (at most `timeout`); the turn goes into the receipt, and its end
+    /// decides the exit code.
+    pub fn follow_turn(
+        &mut self,
+        server: &Server,
+        profiles: &Profiles,
+        timeout: Duration,
+    ) -> Option<crate::engine::gate::Turn> {
+        let rec = self.rec.as_mut().filter(|_| self.code == 0)?;
+        let start = rec.turn_start();
+        let t = crate::engine::observe::until_done(
+            server, profiles, &rec.agent, &self.pane, timeout, start, None,
+        );
+        let (code, turn) = match &t {
+            Ok(t) => (
+                crate::core::verify::turn_code(t),
+                serde_json::to_value(t).unwrap_or_default(),
+            ),
+            Err(e) => (
+                e.exit_code(),
+                json!({"done": false, "error": e.to_string()}),
+            ),
+        };
+        self.code = code;
+        rec.turn = Some(turn);
+        rec.exit_code = code;
+        t.ok()
+    }
+
+    fn failed(pane: &str, e: Error) -> Outcome {
+        Outcome {
+            pane: pane.to_string(),
+            rec: None,
+            code: e.exit_code(),
+            err: Some(e),
+        }
+    }
+}
+
+/// [`Delivery::run`] to `target` on `server`, through a control-mode connection
+/// (the fan-out's shared one, when there is one) and the system clock.
+pub fn deliver_to(
+    server: &Server,
+    profiles: &Profiles,
+    opts: &SendOpts,
+    target: &str,
+    body: &Body,
+    shared: &Shared,
+    hook: PhaseHook,
+) -> Outcome {
+    let clock = SystemClock::new();
+    let mut tmux = Control::new(server.clone(), target);
+    if let Some(c) = &shared.conn {
+        tmux.adopt(c.clone());
+    }
+    Delivery {
+        profiles,
+        target,
+        body,
+        opts,
+        shared,
+        hook,
+    }
+    .run(&mut tmux, &clock)
+}
+
+/// One delivery of a sanitised body to one target: identify, lock the pane,
+/// gate (again, when the pane changed before anything was typed), type,
+/// settle, submit (in the shared submit slot, never into a dialog), verify
+/// (pressing submit again while stranded, at most the profile's
+/// `resubmit_max` times), and prove from the agent's own record.
+pub struct Delivery<'a> {
+    pub profiles: &'a Profiles,
+    /// A pane id or any target tmux resolves to one.
+    pub target: &'a str,
+    pub body: &'a Body,
+    pub opts: &'a SendOpts,
+    pub shared: &'a Shared,
+    pub hook: PhaseHook<'a>,
+}
+
+impl Delivery<'_> {
+    /// The whole pipeline for one target. Never panics, never returns early without an Outcome.
+    pub fn run(&self, tmux: &mut dyn Tmux, clock: &dyn Clock) -> Outcome {
+        let Delivery {
+            profiles,
+            target,
+            body,
+            opts: a,
+            shared,
+            hook,
+        } = *self;
+        let read_at = crate::io::tmux::now_ms();
+        let (pane, screen) = match tmux.resolve_read(target) {
+            Ok(v) => v,
+            Err(e) => return Outcome::failed(target, e),
+        };
+        let mut live = Live::new(shared.live);
+        let prep = (|| {
+            let server_key = tmux.server_key()?;
+            // a pane launched a moment ago may not show its agent yet
+            let (first, read_at) =
+                observe_at_launch(tmux, profiles, a.agent.as_deref(), &pane, screen, read_at)?;
+            let Some(agent) = first.identity.agent.clone() else {
+                return Err(refusal(
+                    &first.verdict.state,
+                    &first.verdict.reason(),
+                    false,
+                ));
+            };
+            let pl = plan_body_for_pane(
+                body,
+                profiles.get(&agent)?.capability(),
+                first.screen.bracketed_paste,
+            )?;
+            let pane_pid = first.screen.pid;
+            live.begin(&pane, &agent, a.lock_timeout);
+            let lock = PaneLock::acquire_with(&server_key, &pane, a.lock_timeout, &mut || {
+                live.tick_with(|| {
+                    let why = "waiting for another sender to this pane to finish";
+                    ("locked".into(), why.into())
+                })
+            });
+            live.clear();
+            let lock = lock?;
+            // the read that identified the agent is the gate's first poll, unless
+            // another sender held the pane since it began (it may show that one's body)
+            let first =
+                (lock.waited_ms == 0 && lock.last_held_ms < read_at).then_some(first.screen);
+            Ok((server_key, agent, pl, lock, first, pane_pid))
+        })();
+        let (server_key, agent, mut pl, lock, mut first, pane_pid) = match prep {
+            Ok(v) => v,
+            Err(e) => return Outcome::failed(&pane, e),
+        };
+        let profile = match profiles.get(&agent) {
+            Ok(p) => p,
+            Err(e) => return Outcome::failed(&pane, e),
+        };
+        let force = a.force;
+        // the agent's own record, marked before anything is typed (proof of receipt)
+        let mark = crate::io::record::mark(profile, pane_pid);
+        let hook_mark = crate::io::record::HookMark::new(&server_key, &pane);
+        // time spent gating (every gate, if it gated again), not delivering
+        let mut gate_time = Duration::ZERO;
+        // Gate, then deliver; when the pane changed after the gate's last look and
+        // nothing was typed (the look before typing, or tmux's own check on the
+        // paste), gate again, a few times.
+        let mut regates: Vec<String> = Vec::new();
+        let mut untyped = false;
+        let mut opened_ms;
+        let (gate, run) = loop {
+            let t_gate = clock.now();
+            let gate = match if force {
+                forced_gate(tmux, profile, &pane)
+            } else {
+                run_gate(
+                    tmux,
+                    profiles,
+                    profile,
+                    (a, shared),
+                    &pane,
+                    first.take(),
+                    &mut live,
+                )
+            } {
+                Ok(g) => g,
+                Err(e) => return Outcome::failed(&pane, e),
+            };
+            gate_time += clock.now() - t_gate;
+            // the receipt's time: when the gate opened, right before typing
+            opened_ms = crate::io::tmux::now_ms();
+            if !gate.ready && !force {
+                break (gate, None);
+            }
+            // the agent may have turned bracketed paste on or off since the first look
+            if gate.screen.bracketed_paste.is_some() {
+                match plan_body_for_pane(body, profile.capability(), gate.screen.bracketed_paste) {
+                    Ok(p) => pl = p,
+                    Err(e) => {
+                        untyped = true;
+                        break (gate, Some(Err(e)));
+                    }
+                }
+            }
+            let job = Job {
+                profiles,
+                profile,
+                pane: &pane,
+                plan: &pl,
+                pid: gate.screen.pid,
+                gate_screen: &gate.screen,
+                opts: a,
+                shared,
+                hook,
+            };
+            match job.run(tmux, clock, &mut live) {
+                Ok(Step::Regate(why)) if regates.len() < MAX_REGATES => regates.push(why),
+                Ok(Step::Regate(why)) => {
+                    untyped = true;
+                    let e = Error::PaneChanged(
+                    pane.clone(),
+                    format!(
+                        "it changed after each of {} ready looks, before anything was typed; nothing typed (last: {why})",
+                        MAX_REGATES + 1
+                    ),
+                );
+                    break (gate, Some(Err(e)));
+                }
+                Ok(Step::Done(d)) => break (gate, Some(Ok(*d))),
+                Ok(Step::Refused(e)) => {
+                    untyped = true;
+                    break (gate, Some(Err(e)));
+                }
+                Err(e) => break (gate, Some(Err(e))),
+            }
+        };
+        let gate_ms = gate_time.as_millis() as u64;
+        let mut rec = Record {
+            time_ms: opened_ms as u64,
+            pane: pane.clone(),
+            server: server_key,
+            agent,
+            bytes_in: pl.bytes_in,
+            bytes_out: pl.bytes_out,
+            framing: pl.framing,
+            chunks: pl.chunks.len(),
+            changes: pl.changes.clone(),
+            forced: force,
+            control_mode: tmux.connected(),
+            lock_waited_ms: lock.waited_ms,
+            gate: GateSummary {
+                ready: gate.ready,
+                state: gate.state.to_string(),
+                waited_ms: gate.waited_ms,
+                polls: gate.polls,
+                reason: gate.reason.clone(),
+                regated: regates,
+            },
+            proof: None,
+            receipt: Kind::NotSent,
+            error: None,
+            evidence: None,
+            resubmits: None,
+            timings: None,
+            exit_code: 0,
+            turn: None,
+            via: None,
+        };
+        let Some(run) = run else {
+            let e = refusal(&gate.state, &gate.reason, gate.timed_out);
+            rec.error = Some(e.to_string());
+            rec.exit_code = e.exit_code();
+            return Outcome {
+                pane,
+                rec: Some(rec),
+                code: e.exit_code(),
+                err: Some(e),
+            };
+        };
+        let (code, err) = match run {
+            Ok((typed, mut j, resubmits, verify_ms)) => {
+                let proof = prove(&mark, &hook_mark, profile, &pl, &mut j);
+                rec.proof = serde_json::to_value(&proof).ok();
+                rec.receipt = j.receipt.clone().into();
+                rec.evidence = serde_json::to_value(&j.evidence).ok();
+                rec.resubmits = Some(resubmits);
+                rec.timings = Some(Timings {
+                    gate_ms,
+                    type_ms: typed.type_ms,
+                    settle_ms: typed.settle_ms,
+                    settled: typed.settled,
+                    verify_ms,
+                    total_ms: clock.now().as_millis() as u64,
+                    submit_at_ms: typed.submit_at_ms,
+                });
+                (receipt_code(&j.receipt), None)
+            }
+            Err(e) => {
+                // nothing typed (the pane kept changing): not-sent, as a gate refusal
+                rec.receipt = if untyped { Kind::NotSent } else { Kind::Failed };
+                rec.error = Some(e.to_string());
+                (e.exit_code(), Some(e))
+            }
+        };
+        rec.exit_code = code;
+        drop(lock);
+        Outcome {
+            pane,
+            rec: Some(rec),
+            code,
+            err,
+        }
+    }
+}
+
+/// Read the agent's own record after the submit: a `consumed` (or `unknown`)
+/// receipt whose record holds this send's entry with other text is `mangled`;
+/// an `unknown` one whose record holds the body is `consumed`; a `consumed`
+/// one whose own record (known to be this agent's) stays without this send's
+/// entry past its wait is `unproven` (the screen looked taken; the agent
+/// recorded nothing).
+fn prove(
+    mark: &std::result::Result<crate::io::record::Mark, String>,
+    hooks: &crate::io::record::HookMark,
+    profile: &Profile,
+    pl: &Plan,
+    j: &mut crate::core::verify::Judgement,
+) -> crate::io::record::Proof {
+    let body: String = pl.body_chunks().iter().map(|c| c.text.as_str()).collect();
+    if !matches!(j.receipt, Receipt::Consumed | Receipt::Unknown) {
+        return crate::io::record::Proof::screen(&body, &format!("the receipt is {}", j.receipt));
+    }
+    let mut proof = match mark {
+        Ok(m) => m.prove(&body),
+        Err(why) => crate::io::record::Proof::screen(&body, why),
+    };
+    // a hook's prompt event (`promptgate hooks install`) proves what no record did
+    if !crate::io::record::is_exact(proof.matched) && proof.matched != "mangled" {
+        if let Some(h) = hooks.prove(profile.def.record.as_ref(), &body) {
+            proof = h;
+        }
+    }
+    let rule = |r: &str| crate::core::detect::Evidence {
+        rule: r.into(),
+        row: None,
+        col: None,
+        text: proof.path.clone().unwrap_or_default(),
+    };
+    match proof.matched {
+        "mangled" => {
+            j.receipt = Receipt::Mangled;
+            j.evidence = rule("record.mangled");
+        }
+        m if crate::io::record::is_exact(m) && j.receipt == Receipt::Unknown => {
+            j.receipt = Receipt::Consumed;
+            j.evidence = rule("record.exact");
+        }
+        "absent" | "not-yet" if j.receipt == Receipt::Consumed && proof.owner_proven() => {
+            j.receipt = Receipt::Unproven;
+            j.evidence = rule(&format!("record.{}", proof.matched));
+        }
+        _ => {}
+    }
+    proof
+}
+
+/// `--force`: no waiting, but never into a dead pane.
+fn forced_gate(tmux: &mut dyn Tmux, profile: &Profile, pane: &str) -> Result<GateResult> {
+    let s = tmux.read(pane)?;
+    let v = detect(profile, &s);
+    if s.dead {
+        return Err(refusal(&State::Exited, "pane_dead=1", false));
+    }
+    Ok(GateResult {
+        ready: true,
+        timed_out: false,
+        state: v.state.clone(),
+        waited_ms: 0,
+        polls: 1,
+        reason: "gate skipped (--force)".into(),
+        evidence: v.evidence.clone(),
+        verdict: v,
+        screen: s,
+    })
+}
+
+/// The gate, with the two guards that can fix the pane first: --cancel-mode, --replace-draft.
+fn run_gate(
+    tmux: &mut dyn Tmux,
+    profiles: &Profiles,
+    profile: &Profile,
+    (a, shared): (&SendOpts, &Shared),
+    pane: &str,
+    mut first: Option<Screen>,
+    live: &mut Live,
+) -> Result<GateResult> {
+    let mut opts = a.gate.clone();
+    opts.cancel = shared.cancel.clone();
+    if a.when_ready {
+        opts.wait_busy = true;
+        opts.timeout = opts.timeout.max(Duration::from_secs(600));
+    }
+    let mut cancelled = false;
+    let mut cleared = false;
+    loop {
+        let (_, g) = crate::engine::observe::gate_live(
+            tmux,
+            profiles,
+            Some(profile.name()),
+            pane,
+            &opts,
+            first.take(),
+            Some(live),
+        )?;
+        if g.state == State::InMode && a.cancel_mode && !cancelled {
+            tmux.cancel_mode(pane)?;
+            cancelled = true;
+            continue;
+        }
+        if g.state == State::Draft
+            && a.replace_draft
+            && !cleared
+            && !profile.capability().clear_keys.is_empty()
+        {
+            may_type(profiles, pane, &g.screen, a)?;
+            clear_draft(tmux, pane, profile)?;
+            cleared = true;
+            continue;
+        }
+        return Ok(g);
+    }
+}
+
+type Delivered = (Typed, Judgement, u32, u64);
+
+/// How a delivery ended: done (whatever the receipt), or nothing typed because
+/// the pane changed after the gate's last look (gate again).
+enum Step {
+    Done(Box<Delivered>),
+    Regate(String),
+    /// Nothing typed: the choke point ([`may_type`]) found no agent in the pane.
+    Refused(Error),
+}
+
+/// How many times a send gates again when the pane changed before the paste.
+const MAX_REGATES: usize = 3;
+/// How many times tmux may hold the submit key back (the pane changed after the
+/// last look) before the send gives up, with the body typed.
+const MAX_HELD_BACK: u32 = 5;
+
+/// How old (ms) a screen may be and still count as the look before a write.
+const FRESH_MS: u128 = 20;
+
+/// One delivery into one pane, after the gate said ready.
+struct Job<'a> {
+    profiles: &'a Profiles,
+    profile: &'a Profile,
+    pane: &'a str,
+    plan: &'a Plan,
+    pid: Option<u32>,
+    /// The gate's last screen: looked at again before typing unless it is fresh.
+    gate_screen: &'a Screen,
+    opts: &'a SendOpts,
+    shared: &'a Shared,
+    hook: PhaseHook<'a>,
+}
+
+impl Job<'_> {
+    fn run(&self, tmux: &mut dyn Tmux, clock: &dyn Clock, live: &mut Live) -> Result<Step> {
+        let Job {
+            profiles,
+            profile,
+            pane,
+            plan: pl,
+            pid,
+            gate_screen,
+            opts: a,
+            shared,
+            hook,
+        } = *self;
+        let force = a.force;
+        // A screen read this very moment, of the live process the gate saw, is the
+        // look before a write: it is not read again.
+        let fresh = |s: &Screen| {
+            crate::io::tmux::now_ms().saturating_sub(s.taken_at_ms) <= FRESH_MS
+                && !s.dead
+                && s.pid == pid
+        };
+        let s0 = if fresh(gate_screen) {
+            gate_screen.clone()
+        } else {
+            check_same_pane(tmux, pane, pid)?
+        };
+        if let Err(e) = may_type(profiles, pane, &s0, a) {
+            return Ok(Step::Refused(e));
+        }
+        let v0 = detect(profile, &s0);
+        if !force && v0.state != State::Ready {
+            return Ok(Step::Regate(format!(
+                "changed after the gate, before typing: {} ({})",
+                v0.state,
+                v0.reason()
+            )));
+        }
+        if let Some(h) = hook {
+            // journalled before the first byte, or nothing is typed
+            h(Phase::Typing)?;
+        }
+        // tmux pastes only while the pane is as that look saw it
+        let guard = Guard::of(&s0);
+        let Some(mut typed) = type_body(tmux, pane, pl, clock, guard.as_ref())? else {
+            return Ok(Step::Regate(format!(
+                "changed after the gate's last look ({}), before the paste; tmux held it back",
+                guard.as_ref().map_or("", |g| g.expected())
+            )));
+        };
+        let typed_at = clock.now();
+        let kib = (pl.bytes_out as u64).div_ceil(1024);
+        // Drawn and still for 60 ms, or for the whole submit delay when that is shorter.
+        let quiet = Duration::from_millis(pl.submit().delay_before_ms.min(60));
+        let settle_max = Duration::from_millis(1500 + 20 * kib).min(Duration::from_secs(20));
+        let settled = settle(tmux, pane, profile, clock, quiet, settle_max, &mut typed)?;
+        // The submit delay runs from when the body showed on screen (the agent had
+        // read it all), not from when tmux took it: a loaded agent reads late.
+        let delay = Duration::from_millis(pl.submit().delay_before_ms);
+        let since = clock.now() - typed.shown_at.map_or(typed_at, |s| s.max(typed_at));
+        if since < delay {
+            clock.sleep(delay - since);
+        }
+        // The last look before the submit key: never press it into a dialog. When
+        // settle's last read is that fresh (no delay left to wait), it is that look.
+        let mut before = if fresh(&settled) {
+            settled
+        } else {
+            check_same_pane(tmux, pane, pid)?
+        };
+        // tmux presses the key only while the pane is as the last look saw it; if
+        // it changed, look again once it holds still (through a dialog that someone
+        // closes, with --wait-dialog).
+        let mut held_back = 0;
+        let mut announced = false;
+        loop {
+            let vb = detect(profile, &before);
+            if let State::Dialog(_) = vb.state {
+                if a.gate.wait_dialog && held_back <= MAX_HELD_BACK {
+                    held_back += 1;
+                    let wait = a.gate.timeout;
+                    before = settle(tmux, pane, profile, clock, quiet, wait, &mut typed)?;
+                    if !matches!(detect(profile, &before).state, State::Dialog(_)) {
+                        continue;
+                    }
+                }
+                let evidence = crate::core::detect::Evidence {
+                    rule: "verify.dialog-before-submit".into(),
+                    ..vb.evidence.clone()
+                };
+                let j = Judgement {
+                    receipt: Receipt::Refused,
+                    evidence,
+                    verdict: vb,
+                };
+                return Ok(Step::Done(Box::new((typed, j, 0, 0))));
+            }
+            if let Some(h) = hook.filter(|_| !announced) {
+                h(Phase::Submitting)?;
+                announced = true;
+            }
+            let guard = Guard::of(&before);
+            // when the submit key was issued (its tmux call may return much later
+            // on a loaded machine, after the agent has already taken the prompt)
+            let mut pressed_at = 0;
+            if shared.in_slot(|| {
+                pressed_at = crate::io::tmux::now_ms() as u64;
+                submit(tmux, pane, pl, guard.as_ref())
+            })? {
+                typed.submit_at_ms = pressed_at;
+                break;
+            }
+            held_back += 1;
+            if held_back > MAX_HELD_BACK {
+                return Err(Error::PaneChanged(
+                    pane.to_string(),
+                    format!(
+                        "it kept changing in the moment before the submit ({held_back} looks); the body is typed but not submitted"
+                    ),
+                ));
+            }
+            before = settle(tmux, pane, profile, clock, quiet, settle_max, &mut typed)?;
+            ensure_same_pane(pane, &before, pid)?;
+        }
+        if a.no_verify {
+            let j = Judgement {
+                receipt: Receipt::Consumed,
+                evidence: crate::core::detect::Evidence {
+                    rule: "verify.skipped".into(),
+                    ..Default::default()
+                },
+                verdict: detect(profile, &before),
+            };
+            return Ok(Step::Done(Box::new((typed, j, 0, 0))));
+        }
+        live.begin(pane, profile.name(), a.verify_timeout);
+        let verified = verify_loop(
+            tmux,
+            profile,
+            pane,
+            pl,
+            &before,
+            a.verify_timeout,
+            clock,
+            Some(live),
+        );
+        live.clear();
+        let (j, resubmits, ms) = verified?;
+        Ok(Step::Done(Box::new((typed, j, resubmits, ms))))
+    }
+}
+
+/// Watch until consumed or refused; press submit again (bounded) while stranded.
+/// `live`, begun by the caller, is redrawn on each look.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn verify_loop(
+    tmux: &mut dyn Tmux,
+    profile: &Profile,
+    pane: &str,
+    pl: &Plan,
+    before: &Screen,
+    timeout: Duration,
+    clock: &dyn Clock,
+    mut live: Option<&mut Live>,
+) -> Result<(Judgement, u32, u64)> {
+    let start = clock.now();
+    let mut resubmits = 0u32;
+    let mut stranded_since: Option<Duration> = None;
+    let mut last_press = start;
+    let grace = Duration::from_millis(pl.submit().delay_before_ms.saturating_add(400));
+    loop {
+        clock.sleep(Duration::from_millis(25));
+        let s = match tmux.read(pane) {
+            Ok(s) => s,
+            // `/exit` closed the agent and its pane with it: asked for, and done
+            Err(_) if crate::core::verify::is_exit_command(&pl.body) => {
+                let j = crate::core::verify::Judgement {
+                    receipt: Receipt::Consumed,
+                    evidence: crate::core::detect::Evidence {
+                        rule: "verify.exit-command (pane closed)".into(),
+                        row: None,
+                        col: None,
+                        text: String::new(),
+                    },
+                    verdict: detect(profile, before),
+                };
+                return Ok((j, resubmits, (clock.now() - start).as_millis() as u64));
+            }
+            Err(e) => {
+                return Err(Error::refused(
+                    Refused::Gone,
+                    format!("pane went away after the submit: {e}"),
+                ))
+            }
+        };
+        let j = judge(profile, &pl.body, before, &s);
+        if let Some(l) = live.as_deref_mut() {
+            l.tick_with(|| {
+                let why = "submitted; waiting for proof that the agent took the prompt";
+                (j.verdict.state.to_string(), why.into())
+            });
+        }
+        let now = clock.now();
+        match j.receipt {
+            Receipt::Consumed | Receipt::Refused => {
+                return Ok((j, resubmits, (now - start).as_millis() as u64))
+            }
+            Receipt::Stranded => {
+                let since = *stranded_since.get_or_insert(now);
+                if now - since >= grace
+                    && now - last_press >= grace
+                    && resubmits < profile.capability().resubmit_max
+                {
+                    // An Enter that became a newline left a blank last row: take
+                    // it back first, or the agent would get the body plus "\n".
+                    // Each key only while the pane is as the last look saw it (a
+                    // look with no cursor cannot guard: the key goes as it is).
+                    let mut look = s;
+                    let mut pressed = true;
+                    if j.verdict
+                        .composer
+                        .as_ref()
+                        .is_some_and(|c| c.trailing_newline)
+                    {
+                        pressed = press(tmux, pane, "BSpace", Guard::of(&look).as_ref())?;
+                        if pressed {
+                            clock.sleep(Duration::from_millis(pl.submit().delay_before_ms));
+                            look = tmux.read(pane)?;
+                        }
+                    }
+                    if pressed && press(tmux, pane, &pl.submit().text, Guard::of(&look).as_ref())? {
+                        resubmits += 1;
+                        last_press = now;
+                    }
+                    stranded_since = None;
+                }
+            }
+            _ => stranded_since = None,
+        }
+        if now - start >= timeout {
+            return Ok((j, resubmits, (now - start).as_millis() as u64));
+        }
+    }
+}
+
+/// [`Delivery::run`] through a scripted tmux ([`crate::io::tmux::fake`]) and a
+/// clock that moves only when slept on: the order of the steps, in
+/// milliseconds, with no tmux server.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::error::code;
+    use crate::engine::gate::ManualClock;
+    use crate::io::tmux::fake::FakeTmux;
+
+    const PANE: &str = "%1";
+    const BODY: &str = "hello world";
+
+    fn fixture(name: &str) -> Screen {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut s = Screen::load(&root.join(format!("{name}.txt")), None).unwrap();
+        // no process to look at in /proc: the pane's pid is unknown
+        s.pid = None;
+        s
+    }
+
+    fn ready() -> Screen {
+        fixture("claude/05-idle-after-onboarding")
+    }
+    /// `hello world` in the composer.
+    fn typed() -> Screen {
+        fixture("claude/10-typed-hello")
+    }
+    /// `hello world` echoed, the agent busy with it.
+    fn submitted() -> Screen {
+        fixture("claude/11-submit-0.2s")
+    }
+    fn dialog() -> Screen {
+        fixture("claude/04-trust-dialog")
+    }
+
+    /// Where the body was written (pasted or typed as keys), if it was.
+    fn typed_at(log: &[String]) -> Option<usize> {
+        log.iter()
+            .position(|l| l.starts_with("paste ") || l.starts_with("literal "))
+    }
+
+    /// How many log entries since the body was written start with `prefix`.
+    fn since_typed(log: &[String], prefix: &str) -> usize {
+        typed_at(log).map_or(0, |at| {
+            log[at..].iter().filter(|l| l.starts_with(prefix)).count()
+        })
+    }
+
+    fn run(tmux: &mut FakeTmux, body: &str, opts: &SendOpts) -> (Outcome, Duration) {
+        let profiles = Profiles::builtin();
+        let body = Body::sanitise(body.as_bytes()).unwrap();
+        let shared = Shared::new(Duration::ZERO);
+        let clock = ManualClock::default();
+        let o = Delivery {
+            profiles: &profiles,
+            target: PANE,
+            body: &body,
+            opts,
+            shared: &shared,
+            hook: None,
+        }
+        .run(tmux, &clock);
+        (o, clock.now())
+    }
+
+    fn claude() -> SendOpts {
+        SendOpts {
+            agent: Some("claude".into()),
+            ..SendOpts::default()
+        }
+    }
+
+    fn receipt(o: &Outcome) -> String {
+        o.rec.as_ref().expect("a receipt").receipt.to_string()
+    }
+
+    /// The choke point: a shell in the foreground gets nothing, whatever the
+    /// flags say (`--agent`, `--force`, `--when-ready`, `--no-verify`,
+    /// `--replace-draft`); exit 24, or the gate's own refusal.
+    #[test]
+    fn nothing_is_typed_into_a_shell_whatever_the_flags() {
+        let shell = || {
+            let mut s = ready();
+            s.command = Some("bash".into());
+            s
+        };
+        for (force, when_ready, no_verify, replace_draft) in [
+            (true, false, false, false),
+            (true, true, true, true),
+            (false, true, false, true),
+            (false, false, true, false),
+        ] {
+            let mut tmux = FakeTmux::new(PANE, Box::new(move |_, _| ("shell".into(), shell())));
+            let opts = SendOpts {
+                force,
+                when_ready,
+                no_verify,
+                replace_draft,
+                ..claude()
+            };
+            let (o, _) = run(&mut tmux, BODY, &opts);
+            assert!(
+                [code::REFUSED_NOT_AGENT, code::REFUSED_EXITED].contains(&o.code),
+                "{}: {:?}",
+                o.code,
+                o.err
+            );
+            if force {
+                assert_eq!(o.code, code::REFUSED_NOT_AGENT);
+            }
+            assert!(
+                tmux.log.iter().all(|l| l.starts_with("read ")),
+                "{:?}",
+                tmux.log
+            );
+        }
+        // `--to-any-process` (with --agent and --force) is the one way in
+        let mut tmux = FakeTmux::new(PANE, Box::new(move |_, _| ("shell".into(), shell())));
+        let opts = SendOpts {
+            force: true,
+            to_any_process: true,
+            verify_timeout: Duration::ZERO,
+            ..claude()
+        };
+        let _ = run(&mut tmux, BODY, &opts);
+        assert!(typed_at(&tmux.log).is_some(), "{:?}", tmux.log);
+    }
+
+    /// The body shows only on the 8th read after it was typed: the Enter waits
+    /// for it (and for it to hold still), then the agent takes the prompt.
+    #[test]
+    fn no_enter_before_the_body_is_drawn() {
+        let t0 = std::time::Instant::now();
+        let mut tmux = FakeTmux::new(
+            PANE,
+            Box::new(|log: &[String], _: &str| {
+                if log.iter().any(|l| l == "key Enter") {
+                    return ("submitted".into(), submitted());
+                }
+                match since_typed(log, "read") {
+                    _ if typed_at(log).is_none() => ("ready".into(), ready()),
+                    n if n < 8 => ("not-drawn".into(), ready()),
+                    _ => ("typed".into(), typed()),
+                }
+            }),
+        );
+        let (o, _) = run(&mut tmux, BODY, &claude());
+        assert_eq!(o.code, 0, "{:?} {:?}\n{:#?}", o.err, o.rec, tmux.log);
+        assert_eq!(receipt(&o), "consumed");
+        assert_eq!(tmux.calls("paste"), vec!["paste hello world"]);
+        assert_eq!(tmux.calls("key"), vec!["key Enter"], "{:#?}", tmux.log);
+        let enter = tmux.log.iter().position(|l| l == "key Enter").unwrap();
+        let drawn = tmux.log.iter().position(|l| l == "read typed").unwrap();
+        assert!(
+            drawn < enter,
+            "Enter before the body showed: {:#?}",
+            tmux.log
+        );
+        // the look right before the Enter saw the body
+        let last_look = tmux.log[..enter]
+            .iter()
+            .rev()
+            .find(|l| l.starts_with("read") || l.starts_with("look"))
+            .unwrap();
+        assert!(last_look.ends_with("typed"), "{:#?}", tmux.log);
+        assert!(t0.elapsed() < Duration::from_secs(2), "no real waiting");
+    }
+
+    /// A dialog drawn after the last look, in the moment of the submit: tmux
+    /// holds the Enter back (the guard), the next look sees the dialog, and the
+    /// receipt is refused with no Enter pressed.
+    #[test]
+    fn no_enter_into_a_dialog_drawn_after_the_last_look() {
+        let mut tmux = FakeTmux::new(
+            PANE,
+            Box::new(|log: &[String], verb: &str| {
+                if typed_at(log).is_some() && (verb == "look" || since_typed(log, "look") > 0) {
+                    return ("dialog".into(), dialog());
+                }
+                if typed_at(log).is_some() {
+                    return ("typed".into(), typed());
+                }
+                ("ready".into(), ready())
+            }),
+        );
+        let (o, _) = run(&mut tmux, BODY, &claude());
+        assert!(tmux.calls("key").is_empty(), "{:#?}", tmux.log);
+        assert_eq!(tmux.calls("held"), vec!["held Enter"], "{:#?}", tmux.log);
+        assert_eq!(receipt(&o), "refused", "{:?}", o.err);
+        assert_eq!(o.code, code::RECEIPT_REFUSED);
+        let rec = o.rec.unwrap();
+        assert_eq!(rec.rule(), "verify.dialog-before-submit");
+    }
+
+    /// The Enter keeps not taking (the body stays in the composer): submit is
+    /// pressed again at most the profile's `resubmit_max` times, then the
+    /// receipt is stranded.
+    #[test]
+    fn resubmit_at_most_n_times() {
+        let mut tmux = FakeTmux::new(
+            PANE,
+            Box::new(|log: &[String], _: &str| match typed_at(log).is_some() {
+                true => ("typed".into(), typed()),
+                false => ("ready".into(), ready()),
+            }),
+        );
+        let max = Profiles::builtin()
+            .get("claude")
+            .unwrap()
+            .capability()
+            .resubmit_max as usize;
+        assert!(max > 0);
+        let (o, waited) = run(&mut tmux, BODY, &claude());
+        assert_eq!(receipt(&o), "stranded", "{:?}", o.err);
+        assert_eq!(o.code, code::RECEIPT_STRANDED);
+        assert_eq!(
+            tmux.calls("key Enter").len(),
+            1 + max,
+            "{:#?}",
+            tmux.calls("key")
+        );
+        assert_eq!(o.rec.unwrap().resubmits, Some(max as u32));
+        assert_eq!(tmux.calls("paste").len(), 1, "typed once");
+        // the verify timeout ran out on the clock, not in real time
+        assert!(waited >= claude().verify_timeout);
+    }
+
+    /// A write that fails aborts the delivery: nothing typed again, no Enter.
+    #[test]
+    fn a_failed_write_aborts_without_retyping() {
+        for body in [BODY, "line one\nline two\nline three"] {
+            let mut tmux = FakeTmux::new(
+                PANE,
+                Box::new(|log: &[String], _: &str| {
+                    match log.iter().any(|l| l.starts_with("failed")) {
+                        true => ("typed".into(), typed()),
+                        false => ("ready".into(), ready()),
+                    }
+                }),
+            );
+            tmux.fail_writes = true;
+            let (o, _) = run(&mut tmux, body, &claude());
+            assert_eq!(o.code, code::DELIVERY_FAILED, "{body:?}: {:?}", o.err);
+            assert!(matches!(o.err, Some(Error::DeliveryFailed { sent: 0, .. })));
+            assert_eq!(receipt(&o), "failed");
+            let writes: Vec<&String> = tmux
+                .log
+                .iter()
+                .filter(|l| !l.starts_with("read") && !l.starts_with("look"))
+                .collect();
+            assert_eq!(
+                writes.len(),
+                1,
+                "{body:?}: one failed write, no other: {writes:?}"
+            );
+            assert!(writes[0].starts_with("failed"), "{writes:?}");
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! Fan-out: one body to many panes at once, each its own [`Delivery`], their
+//! submits in turns of the shared submit slot, polled through one control-mode
+//! connection.
+//!
+//! [`Delivery`]: crate::engine::deliver::Delivery
+
+use crate::core::error::{Error, Refused, Result};
+use crate::core::plan::Body;
+use crate::core::profile::Profiles;
+use crate::engine::deliver::{deliver_to, Outcome, SendOpts, Shared};
+use crate::engine::observe::observe;
+use crate::io::tmux::{Process, Server, Tmux};
+use serde_json::json;
+
+/// Every agent pane of the server (of `session`, running `every`).
+pub fn agent_panes(
+    server: &Server,
+    profiles: &Profiles,
+    session: Option<&str>,
+    every: Option<&str>,
+) -> Result<Vec<String>> {
+    let mut tmux = Process::new(server.clone());
+    let mut panes = Vec::new();
+    for p in tmux.list_panes()? {
+        if session.is_some_and(|s| p.target.split(':').next() != Some(s)) {
+            continue;
+        }
+        let Ok(o) = observe(&mut tmux, profiles, None, &p.id) else {
+            continue;
+        };
+        let Some(agent) = o.identity.agent else {
+            continue;
+        };
+        if every.is_none_or(|want| want == agent) {
+            panes.push(p.id);
+        }
+    }
+    if panes.is_empty() {
+        return Err(Error::refused(
+            Refused::NotAgent,
+            "no agent panes to send to",
+        ));
+    }
+    Ok(panes)
+}
+
+/// The targets as pane ids, each pane once, in the order first named: `-t %5
+/// -t work:1.0` naming one pane delivers to it once. Returns the panes and,
+/// for each target dropped, (the target, the pane an earlier one named). A
+/// target tmux cannot resolve stays as given (its delivery says no such pane).
+pub fn unique_panes(
+    tmux: &mut dyn Tmux,
+    targets: &[String],
+) -> (Vec<String>, Vec<(String, String)>) {
+    let mut panes: Vec<String> = Vec::new();
+    let mut dropped = Vec::new();
+    for t in targets {
+        let pane = tmux.resolve(t).unwrap_or_else(|_| t.clone());
+        if panes.contains(&pane) {
+            dropped.push((t.clone(), pane));
+        } else {
+            panes.push(pane);
+        }
+    }
+    (panes, dropped)
+}
+
+/// Deliver `body` to every target at once, one thread each, sharing `shared`
+/// (and, for more than one target, one control-mode connection).
+pub fn deliver_all(
+    server: &Server,
+    profiles: &Profiles,
+    opts: &SendOpts,
+    body: &Body,
+    targets: &[String],
+    shared: Shared,
+) -> Vec<Outcome> {
+    let shared = match targets.first() {
+        Some(t) if targets.len() > 1 => shared.with_connection(server, t),
+        _ => shared,
+    };
+    std::thread::scope(|s| {
+        let handles: Vec<_> = targets
+            .iter()
+            .map(|t| {
+                let shared = &shared;
+                s.spawn(move || deliver_to(server, profiles, opts, t, body, shared, None))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("sender thread"))
+            .collect()
+    })
+}
+
+/// Why a row of the report ended as it did, for a plain line: its error, else
+/// the rule that decided its receipt.
+pub fn why(row: &serde_json::Value) -> String {
+    row["error"]
+        .as_str()
+        .or_else(|| row["evidence"]["rule"].as_str())
+        .unwrap_or("")
+        .to_string()
+}
+
+/// One row per target for the report (each receipt also goes to the delivery log).
+pub fn rows(outcomes: &[Outcome]) -> Vec<serde_json::Value> {
+    outcomes
+        .iter()
+        .map(|o| {
+            if let Some(rec) = &o.rec {
+                crate::io::log::append(rec);
+            }
+            let mut r = match &o.rec {
+                Some(rec) => rec.to_json(),
+                None => json!({"pane": o.pane, "receipt": "not-sent"}),
+            };
+            r["exit_code"] = o.code.into();
+            if let Some(e) = &o.err {
+                r["error"] = e.to_string().into();
+            }
+            r
+        })
+        .collect()
+}

@@ -1,0 +1,402 @@
+//! Every reader against the records the fake agents write, in each agent's
+//! format (`fake_agent::records`), read with the built-in profiles' `[reply]`.
+
+use super::*;
+use crate::app::fake_agent::records::{aider_reply, prompt_entry, reply_entries, FakeReply};
+use crate::core::profile::Profiles;
+
+const AGENTS: [&str; 5] = ["claude", "codex", "gemini", "qwen", "copilot"];
+
+fn profile(name: &str) -> crate::core::profile::Profile {
+    Profiles::builtin().get(name).unwrap().clone()
+}
+
+/// A record with an older turn, this prompt and its reply, as `agent` writes it.
+fn record(agent: &str, prompt: &str, r: &FakeReply, after: Option<&str>) -> String {
+    let mut v = vec![prompt_entry(agent, "an older prompt")];
+    v.extend(reply_entries(agent, &FakeReply::to("x", "an older reply")));
+    v.push(prompt_entry(agent, prompt));
+    v.extend(reply_entries(agent, r));
+    if let Some(a) = after {
+        v.push(prompt_entry(agent, a));
+        v.extend(reply_entries(
+            agent,
+            &FakeReply::to(a, "the reply to the other prompt"),
+        ));
+    }
+    v.iter().map(|v| format!("{v}\n")).collect()
+}
+
+fn read(agent: &str, prompt: &str, raw: &str) -> Answer {
+    let p = profile(agent);
+    let def = p.def.reply.as_ref().expect("a [reply]");
+    match def.format {
+        ReplyFormat::Json => {
+            read_entries(def, p.def.record.as_ref(), prompt, &entries(def, raw), 0)
+        }
+        ReplyFormat::MarkdownChat => read_markdown(def, prompt, raw, 0),
+    }
+    .expect("the prompt's entry")
+}
+
+#[test]
+fn the_answer_is_the_reply_byte_for_byte_with_its_tokens() {
+    let prompt = "what is\n\tthe answer?";
+    let text = "The answer is 42.\n\n```sh\necho  42 \n```";
+    for agent in AGENTS {
+        let r = FakeReply::to(prompt, text);
+        let a = read(agent, prompt, &record(agent, prompt, &r, None));
+        assert_eq!(a.text, text, "{agent}");
+        assert_eq!(a.source, "transcript");
+        let t = a.tokens.expect(agent);
+        assert_eq!(
+            (t.input, t.output, t.cache),
+            (r.input_tokens, r.output_tokens, r.cache_tokens),
+            "{agent}"
+        );
+        assert!(a.other_prompts.is_empty(), "{agent}");
+        assert!(a.error.is_none(), "{agent}");
+    }
+    let r = FakeReply::to(prompt, text);
+    let a = read(
+        "aider",
+        prompt,
+        &format!(
+            "# aider chat started\n\n{}{}",
+            aider_reply("an older prompt", &FakeReply::to("x", "old")),
+            aider_reply(prompt, &r)
+        ),
+    );
+    assert_eq!(a.text, text);
+    let t = a.tokens.unwrap();
+    assert_eq!((t.input, t.output), (r.input_tokens, r.output_tokens));
+    assert_eq!(a.cost, Some(0.01));
+}
+
+#[test]
+fn stop_reason_where_the_record_keeps_one() {
+    for (agent, want) in [
+        ("claude", "end_turn"),
+        ("codex", "end_turn"),
+        ("copilot", "end_turn"),
+    ] {
+        let a = read(
+            agent,
+            "p",
+            &record(agent, "p", &FakeReply::to("p", "r"), None),
+        );
+        assert_eq!(a.stop_reason.as_deref(), Some(want), "{agent}");
+    }
+}
+
+#[test]
+fn a_tool_call_is_reported_with_its_name_and_how_it_went() {
+    for agent in AGENTS {
+        for status in ["approved", "denied", "pending"] {
+            let mut r = FakeReply::to("p", "done");
+            r.tool = Some(("Bash".into(), "ls -la".into()));
+            r.tool_status = status.into();
+            let a = read(agent, "p", &record(agent, "p", &r, None));
+            assert_eq!(a.tool_calls.len(), 1, "{agent} {status}");
+            let c = &a.tool_calls[0];
+            assert_eq!(c.name, "Bash", "{agent}");
+            assert!(
+                c.input_summary.contains("ls -la"),
+                "{agent}: {}",
+                c.input_summary
+            );
+            // copilot's record says a call ran or failed, never that a person denied it
+            let want = if agent == "copilot" && status == "denied" {
+                "approved"
+            } else {
+                status
+            };
+            assert_eq!(c.status, want, "{agent} {status}");
+        }
+    }
+}
+
+#[test]
+fn an_api_error_turn_gives_its_error_text() {
+    for agent in ["claude", "codex", "gemini", "copilot"] {
+        let mut r = FakeReply::to("p", "");
+        r.error = Some("API Error: overloaded".into());
+        let a = read(agent, "p", &record(agent, "p", &r, None));
+        assert_eq!(a.error.as_deref(), Some("API Error: overloaded"), "{agent}");
+    }
+    let mut r = FakeReply::to("p", "");
+    r.error = Some("Connection refused".into());
+    let a = read("aider", "p", &aider_reply("p", &r));
+    assert_eq!(
+        a.error.as_deref(),
+        Some("litellm.APIConnectionError: Connection refused")
+    );
+}
+
+#[test]
+fn another_prompt_after_this_one_is_reported_not_mixed_in() {
+    for agent in AGENTS {
+        let r = FakeReply::to("mine", "my reply");
+        let a = read(
+            agent,
+            "mine",
+            &record(agent, "mine", &r, Some("typed by hand")),
+        );
+        assert_eq!(a.text, "my reply", "{agent}");
+        assert_eq!(a.other_prompts.len(), 1, "{agent}");
+        assert!(a.other_prompts[0].contains("typed by hand"), "{agent}");
+        let t = a.tokens.unwrap();
+        assert_eq!(
+            t.output, r.output_tokens,
+            "{agent}: the other reply's usage is not added"
+        );
+    }
+    let raw = format!(
+        "{}{}",
+        aider_reply("mine", &FakeReply::to("mine", "my reply")),
+        aider_reply("typed by hand", &FakeReply::to("x", "other"))
+    );
+    let a = read("aider", "mine", &raw);
+    assert_eq!(a.text, "my reply");
+    assert_eq!(a.other_prompts, vec!["typed by hand".to_string()]);
+}
+
+#[test]
+fn never_an_older_reply() {
+    // the same prompt sent twice: the answer is the reply after the last one
+    for agent in AGENTS {
+        let mut v = vec![prompt_entry(agent, "again")];
+        v.extend(reply_entries(agent, &FakeReply::to("again", "first reply")));
+        v.push(prompt_entry(agent, "again"));
+        let raw: String = v.iter().map(|v| format!("{v}\n")).collect();
+        let a = read(agent, "again", &raw);
+        assert_eq!(a.text, "", "{agent}: the second has no reply yet");
+        assert!(!a.has_reply(), "{agent}");
+    }
+    // a prompt that is not in the record has no answer at all
+    let p = profile("claude");
+    let def = p.def.reply.as_ref().unwrap();
+    let raw = record("claude", "other", &FakeReply::to("other", "x"), None);
+    assert!(read_entries(def, p.def.record.as_ref(), "mine", &entries(def, &raw), 0).is_none());
+}
+
+#[test]
+fn a_json_document_with_a_messages_list_is_read_too() {
+    // older gemini: one document, `messages`
+    let r = FakeReply::to("p", "from the document");
+    let mut msgs = vec![prompt_entry("gemini", "p")];
+    msgs.extend(reply_entries("gemini", &r));
+    let doc = serde_json::json!({"sessionId": "s", "messages": msgs}).to_string();
+    assert_eq!(read("gemini", "p", &doc).text, "from the document");
+}
+
+#[test]
+fn agents_whose_record_holds_no_replies_say_so() {
+    let profiles = Profiles::builtin();
+    for name in ["opencode", "kilo", "auggie"] {
+        let p = profiles.get(name).unwrap();
+        assert!(p.def.reply.is_none(), "{name}");
+        let a = read_answer(p, "x", &[], &Marks::new());
+        assert_eq!(a.source, "none");
+        assert!(a.why.unwrap().contains("no record of replies"));
+    }
+}
+
+#[test]
+fn counts_with_a_suffix() {
+    assert_eq!(count_with_suffix("1.2k"), 1200);
+    assert_eq!(count_with_suffix("37"), 37);
+    assert_eq!(count_with_suffix("2.5M"), 2_500_000);
+}
+
+#[test]
+fn a_prompt_recorded_before_the_mark_is_never_this_one() {
+    // the same prompt asked before, and this one not (yet) in the record: no
+    // answer, never the older reply
+    for agent in AGENTS {
+        let p = profile(agent);
+        let def = p.def.reply.as_ref().unwrap();
+        let raw = record(
+            agent,
+            "again",
+            &FakeReply::to("again", "the older reply"),
+            None,
+        );
+        let n = count(def, &raw);
+        assert!(
+            read_entries(def, p.def.record.as_ref(), "again", &entries(def, &raw), n).is_none(),
+            "{agent}"
+        );
+        // once it is recorded after the mark, its reply is the answer
+        let mut more = vec![prompt_entry(agent, "again")];
+        more.extend(reply_entries(
+            agent,
+            &FakeReply::to("again", "the new reply"),
+        ));
+        let raw2 = raw.clone() + &more.iter().map(|v| format!("{v}\n")).collect::<String>();
+        let a = read_entries(def, p.def.record.as_ref(), "again", &entries(def, &raw2), n).unwrap();
+        assert_eq!(a.text, "the new reply", "{agent}");
+    }
+    let p = profile("aider");
+    let def = p.def.reply.as_ref().unwrap();
+    let raw = aider_reply("again", &FakeReply::to("again", "old"));
+    let n = count(def, &raw);
+    assert_eq!(n, 1);
+    assert!(read_markdown(def, "again", &raw, n).is_none());
+    let raw2 = raw + &aider_reply("again", &FakeReply::to("again", "new"));
+    assert_eq!(read_markdown(def, "again", &raw2, n).unwrap().text, "new");
+}
+
+#[test]
+fn codex_without_response_items_answers_from_its_agent_message_events() {
+    let p = profile("codex");
+    let def = p.def.reply.as_ref().unwrap();
+    let mut v = vec![prompt_entry("codex", "p")];
+    v.extend(
+        reply_entries("codex", &FakeReply::to("p", "only in the event"))
+            .into_iter()
+            .filter(|e| e["type"] != "response_item"),
+    );
+    let raw: String = v.iter().map(|v| format!("{v}\n")).collect();
+    let a = read_entries(def, p.def.record.as_ref(), "p", &entries(def, &raw), 0).unwrap();
+    assert_eq!(a.text, "only in the event");
+}
+
+/// The real records (`fixtures/<agent>/records/`): each agent on the scripted
+/// model (`tests/model/turns.json`, `tests/real_ask.rs`) answered
+/// `pg-ask-usage: tell me`, stopped on the approval dialog of
+/// `pg-tool-rm` (`pg-bash-rm` for Copilot) and was sent Escape, failed
+/// `pg-fail-400`, and answered `pg-ask-usage: tell me again`. Paths
+/// anonymised; entries the readers never look at left out.
+const REAL: [(&str, &str, &str); 5] = [
+    (
+        "claude",
+        include_str!("../../../fixtures/claude/records/v2.1.332-ask.jsonl"),
+        "Bash",
+    ),
+    (
+        "codex",
+        include_str!("../../../fixtures/codex/records/v0.171.0-ask.jsonl"),
+        "exec_command",
+    ),
+    (
+        "gemini",
+        include_str!("../../../fixtures/gemini/records/v0.61.0-ask.jsonl"),
+        "run_shell_command",
+    ),
+    (
+        "qwen",
+        include_str!("../../../fixtures/qwen/records/v0.24.4-ask.jsonl"),
+        "run_shell_command",
+    ),
+    (
+        "copilot",
+        include_str!("../../../fixtures/copilot/records/v1.0.102-ask.jsonl"),
+        "bash",
+    ),
+];
+
+/// The fixture's reply to `pg-ask-usage`, and the usage aimock sent with it.
+const REAL_ANSWER: &str =
+    "PG-ASK-ANSWER: the first line.\n\nThe second paragraph, with `code` and a tab\there.";
+
+/// The record as it stood when `line` (a JSON string, escaped) first appeared
+/// at or after `from`: the lines before it.
+fn real_upto(raw: &str, from: usize, text: &str) -> (String, usize) {
+    let lines: Vec<&str> = raw.lines().collect();
+    let i = lines[from..]
+        .iter()
+        .position(|l| l.contains(text))
+        .map_or(lines.len(), |i| from + i);
+    (lines[..i].iter().map(|l| format!("{l}\n")).collect(), i)
+}
+
+#[test]
+fn the_real_records_give_the_fixtures_answer_tokens_tool_calls_and_errors() {
+    for (agent, raw, tool) in REAL {
+        let tool_prompt = match agent {
+            "copilot" => "pg-bash-rm: remove the marker folder",
+            _ => "pg-tool-rm: remove the marker folder",
+        };
+        // each prompt read from the record as it stood before the next one
+        let (first, _) = real_upto(raw, 0, tool_prompt);
+        let a = read(agent, "pg-ask-usage: tell me", &first);
+        assert_eq!(a.text, REAL_ANSWER, "{agent}");
+        let t = a.tokens.clone().expect(agent);
+        assert_eq!((t.input, t.output, t.cache), (1234, 56, 0), "{agent}");
+        assert!(
+            a.error.is_none() && a.tool_calls.is_empty(),
+            "{agent}: {a:?}"
+        );
+
+        // while the dialog was up: the call, pending (Gemini 0.61 writes its
+        // tool calls only once they are settled: nothing to read yet)
+        let (_, p) = real_upto(raw, 0, tool_prompt);
+        let (upto_call, at) = real_upto(raw, p, &format!("\"{tool}\""));
+        let with_call = format!("{upto_call}{}\n", raw.lines().nth(at).unwrap_or(""));
+        let a = match agent {
+            // its settled copy is the first line that names the tool
+            "gemini" => read(agent, tool_prompt, &upto_call),
+            _ => read(agent, tool_prompt, &with_call),
+        };
+        match agent {
+            "gemini" => assert!(a.tool_calls.is_empty(), "{agent}: {a:?}"),
+            _ => {
+                assert_eq!(a.tool_calls.len(), 1, "{agent}: {a:?}");
+                assert_eq!(a.tool_calls[0].name, tool, "{agent}");
+                assert_eq!(a.tool_calls[0].status, "pending", "{agent}");
+                assert!(a.tool_calls[0].input_summary.contains("rm -r pg-marker"));
+            }
+        }
+
+        // after Escape: the call was refused
+        let (upto_fail, _) = real_upto(raw, 0, "pg-fail-400");
+        let a = read(agent, tool_prompt, &upto_fail);
+        assert_eq!(a.tool_calls.len(), 1, "{agent}: {a:?}");
+        assert_eq!(
+            (
+                a.tool_calls[0].name.as_str(),
+                a.tool_calls[0].status.as_str()
+            ),
+            (tool, "denied"),
+            "{agent}"
+        );
+
+        // the error turn
+        let (upto_again, _) = real_upto(raw, 0, "pg-ask-usage: tell me again");
+        let a = read(agent, "pg-fail-400: this fails", &upto_again);
+        assert!(
+            a.error
+                .as_deref()
+                .is_some_and(|e| e.contains("scripted bad request")),
+            "{agent}: {a:?}"
+        );
+        assert_eq!(a.text, "", "{agent}: an error is no reply text");
+
+        // a later turn: only its own reply and usage
+        let a = read(agent, "pg-ask-usage: tell me again", raw);
+        assert_eq!(a.text, REAL_ANSWER, "{agent}");
+        let t = a.tokens.expect(agent);
+        assert_eq!((t.input, t.output), (1234, 56), "{agent}");
+        assert!(a.error.is_none() && a.other_prompts.is_empty(), "{agent}");
+    }
+}
+
+#[test]
+fn a_reply_written_before_its_prompt_is_read_in_the_order_of_its_timestamps() {
+    // Claude 2.1.259, the first turn of a session: the assistant entry came
+    // before the user entry in the file (fixtures' timestamps, shortened)
+    let raw = concat!(
+        r#"{"type":"mode","mode":"normal"}"#,
+        "\n",
+        r#"{"type":"assistant","timestamp":"2026-12-03T11:34:20.227Z","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"PG-ASK-ANSWER"}],"stop_reason":"end_turn","usage":{"input_tokens":1234,"output_tokens":56}}}"#,
+        "\n",
+        r#"{"type":"user","timestamp":"2026-12-03T11:34:20.085Z","message":{"role":"user","content":"pg-ask-usage: what do you say"}}"#,
+        "\n",
+        r#"{"type":"last-prompt","lastPrompt":"pg-ask-usage: what do you say"}"#,
+        "\n",
+    );
+    let a = read("claude", "pg-ask-usage: what do you say", raw);
+    assert_eq!(a.text, "PG-ASK-ANSWER");
+    assert_eq!(a.tokens.map(|t| (t.input, t.output)), Some((1234, 56)));
+}

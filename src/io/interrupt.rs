@@ -1,0 +1,128 @@
+//! SIGINT and SIGTERM: before anything is typed they stop promptgate at once
+//! (nothing typed, nothing to undo); once typing has begun they are held until
+//! the send has finished and reported, so that a prompt is never left half
+//! typed or typed without its Enter by a Ctrl-C or a `kill`.
+//!
+//! (SIGKILL cannot be held: the tmux client that carries a paste runs in its
+//! own process group and reads the body from a complete, unlinked file, so it
+//! pastes all of it or, killed itself first, nothing. See `tmux::Process::run`.)
+
+use crate::core::error::{Error, Result};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
+static TYPING: AtomicBool = AtomicBool::new(false);
+/// A live status line is on stderr (`cmd::live`): erase it before dying.
+pub static LINE_DRAWN: AtomicBool = AtomicBool::new(false);
+
+/// Erase the status line, if one shows, and die of `sig` (async-signal-safe).
+fn die_of(sig: libc::c_int) {
+    if LINE_DRAWN.load(Ordering::SeqCst) {
+        let s = b"\r\x1b[K";
+        unsafe { libc::write(2, s.as_ptr().cast(), s.len()) };
+    }
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+static PENDING: AtomicI32 = AtomicI32::new(0);
+/// `ask` waits for a turn after its prompt was delivered: a signal stops the
+/// wait (it sets [`STOP_WAIT`]) and `ask` says the prompt was delivered.
+static WAITING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+pub static STOP_WAIT: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    if TYPING.load(Ordering::SeqCst) {
+        PENDING.store(sig, Ordering::SeqCst);
+    } else if WAITING.load(Ordering::SeqCst) > 0 {
+        STOP_WAIT.store(true, Ordering::SeqCst);
+    } else {
+        // nothing typed yet: die as if there were no handler
+        die_of(sig);
+    }
+}
+
+/// Install the handlers (once, at start-up of a command that types).
+pub fn install() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(sig, &sa, &mut old);
+            // a signal the caller ignores (nohup, a parent's SIG_IGN) stays ignored
+            if old.sa_sigaction == libc::SIG_IGN {
+                libc::sigaction(sig, &old, std::ptr::null_mut());
+            }
+        }
+    }
+}
+
+/// Called right before the first byte is written to a pane: from now on a
+/// signal waits for the send to finish. A signal that already came (another
+/// target of a fan-out had begun typing) stops this one untyped.
+pub fn begin_typing() -> Result<()> {
+    TYPING.store(true, Ordering::SeqCst);
+    match PENDING.load(Ordering::SeqCst) {
+        0 => Ok(()),
+        sig => Err(Error::Interrupted(sig)),
+    }
+}
+
+/// A send has finished and reported: a signal held back since its typing
+/// began now takes effect (the process ends by it, as it would have).
+pub fn finished() {
+    TYPING.store(false, Ordering::SeqCst);
+    let sig = PENDING.swap(0, Ordering::SeqCst);
+    if sig != 0 {
+        eprintln!(
+            "promptgate: {} came while a prompt was being typed: the send was finished first",
+            name(sig)
+        );
+        die_of(sig);
+    }
+}
+
+/// From now until dropped, a signal stops `ask`'s wait for a turn (never the
+/// agent) instead of ending the process: the caller reports and exits.
+pub struct Waiting;
+
+impl Waiting {
+    /// Call once the prompt is delivered (typing is over): a signal that came
+    /// while it was typed stops the wait at once.
+    pub fn begin() -> Waiting {
+        WAITING.fetch_add(1, Ordering::SeqCst);
+        TYPING.store(false, Ordering::SeqCst);
+        if PENDING.swap(0, Ordering::SeqCst) != 0 {
+            STOP_WAIT.store(true, Ordering::SeqCst);
+        }
+        Waiting
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        WAITING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Calls [`finished`] when dropped: one delivery of a long-running command.
+pub struct Finished;
+
+impl Drop for Finished {
+    fn drop(&mut self) {
+        finished();
+    }
+}
+
+/// The signal held back while typing, if any.
+pub fn pending() -> Option<i32> {
+    match PENDING.load(Ordering::SeqCst) {
+        0 => None,
+        sig => Some(sig),
+    }
+}
+
+pub use crate::core::error::signal_name as name;
