@@ -5,7 +5,6 @@
 use promptgate::core::detect::detect;
 use promptgate::core::plan::plan;
 use promptgate::core::profile::Profiles;
-use promptgate::core::screen::Screen;
 use promptgate::io::tmux::{Control, Process, Server, Tmux};
 use std::hint::black_box;
 use std::path::Path;
@@ -59,7 +58,7 @@ fn main() {
         ("gemini", "gemini/06-ready-idle"),
         ("gemini", "gemini/16-sendkeys5k-3s"),
     ] {
-        let s = Screen::load(&root.join(format!("{file}.txt")), None).unwrap();
+        let s = promptgate::io::capture::load(&root.join(format!("{file}.txt")), None).unwrap();
         let p = profiles.get(agent).unwrap();
         let state = detect(p, &s).state;
         show(

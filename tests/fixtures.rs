@@ -2,7 +2,6 @@
 
 use promptgate::core::detect::detect;
 use promptgate::core::profile::Profiles;
-use promptgate::core::screen::Screen;
 use std::path::Path;
 
 #[test]
@@ -15,7 +14,8 @@ fn every_fixture_is_classified_as_its_manifest_says() {
     for line in manifest.lines().skip(1).filter(|l| !l.trim().is_empty()) {
         let cols: Vec<&str> = line.split('\t').collect();
         let (file, agent, want) = (cols[0], cols[1], cols[5]);
-        let screen = Screen::load(&root.join(format!("{file}.txt")), None).unwrap();
+        let screen =
+            promptgate::io::capture::load(&root.join(format!("{file}.txt")), None).unwrap();
         let v = detect(profiles.get(agent).unwrap(), &screen);
         n += 1;
         if v.state.to_string() != want {
@@ -48,7 +48,8 @@ fn no_fixture_is_taken_for_another_agent_by_its_screen() {
     for line in manifest.lines().skip(1).filter(|l| !l.trim().is_empty()) {
         let cols: Vec<&str> = line.split('\t').collect();
         let (file, agent) = (cols[0], cols[1]);
-        let mut screen = Screen::load(&root.join(format!("{file}.txt")), None).unwrap();
+        let mut screen =
+            promptgate::io::capture::load(&root.join(format!("{file}.txt")), None).unwrap();
         // what a pane running the agent through `ssh` reports
         screen.command = Some("ssh".into());
         let id = promptgate::core::identify::identify(&profiles, None, &screen, &[]).unwrap();

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 fn fixture(name: &str) -> Screen {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    Screen::load(&root.join(format!("{name}.txt")), None).unwrap()
+    promptgate::io::capture::load(&root.join(format!("{name}.txt")), None).unwrap()
 }
 
 fn run_gate(agent: &str, frames: &[&str], opts: GateOpts) -> promptgate::engine::gate::GateResult {

@@ -845,7 +845,7 @@ mod tests {
 
     fn fixture(name: &str) -> Screen {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-        Screen::load(&root.join(format!("{name}.txt")), None).unwrap()
+        crate::io::capture::load(&root.join(format!("{name}.txt")), None).unwrap()
     }
 
     /// (fixture of a ready composer, prompt prefix, continuation prefix) per agent.

@@ -6,7 +6,6 @@
 
 use crate::core::error::{Error, Result};
 use serde::Serialize;
-use std::path::Path;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Screen {
@@ -113,35 +112,26 @@ impl Screen {
         s
     }
 
-    /// Load `NAME.txt` (or the given file) and its `.meta` sibling (or `meta`).
-    pub fn load(screen: &Path, meta: Option<&Path>) -> Result<Screen> {
-        let read = |p: &Path| {
-            std::fs::read(p).map_err(|e| Error::ScreenFile {
-                path: p.display().to_string(),
-                msg: e.to_string(),
-            })
-        };
-        let bytes = read(screen)?;
-        let text = String::from_utf8(bytes).map_err(|_| Error::ScreenFile {
-            path: screen.display().to_string(),
-            msg: "not valid UTF-8".into(),
-        })?;
-        let meta_text = match meta {
-            Some(m) => String::from_utf8_lossy(&read(m)?).into_owned(),
-            None => std::fs::read_to_string(screen.with_extension("meta")).unwrap_or_default(),
-        };
+    /// A saved capture: its text, its `.meta` (empty when there is none) and
+    /// its `.ansi` (the attributes, taken when it shows the same text).
+    /// `path` names the capture in errors. (`crate::io::capture` reads the files.)
+    pub fn from_saved(
+        path: &str,
+        text: &str,
+        meta_text: &str,
+        ansi: Option<&str>,
+    ) -> Result<Screen> {
         // A blank pane is a real screen (an agent before its first paint), but only
         // with its .meta beside it; an empty file on its own is a mistake.
         if text.is_empty() || (text.trim().is_empty() && meta_text.trim().is_empty()) {
             return Err(Error::ScreenFile {
-                path: screen.display().to_string(),
+                path: path.to_string(),
                 msg: "empty screen".into(),
             });
         }
-        let mut s = Screen::from_capture(&text, &meta_text);
-        // the attributes from the `.ansi` beside it, when it shows the same text
-        if let Ok(ansi) = std::fs::read_to_string(screen.with_extension("ansi")) {
-            let (rows, styles) = crate::core::cells::parse_grid(&ansi);
+        let mut s = Screen::from_capture(text, meta_text);
+        if let Some(ansi) = ansi {
+            let (rows, styles) = crate::core::cells::parse_grid(ansi);
             let same = rows.len() <= s.rows.len()
                 && rows.iter().zip(&s.rows).all(|(a, b)| a == b)
                 && s.rows[rows.len()..].iter().all(|r| r.is_empty());

@@ -286,12 +286,12 @@ pub fn turn_code(t: &crate::core::verify::Turn) -> i32 {
 mod tests {
     use super::*;
     use crate::core::profile::Profiles;
-    use crate::core::screen::Screen;
 
     #[test]
     fn an_agent_that_exits_after_an_exit_command_took_it() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-        let mut before = Screen::load(&root.join("claude/61-ready-200x50.txt"), None).unwrap();
+        let mut before =
+            crate::io::capture::load(&root.join("claude/61-ready-200x50.txt"), None).unwrap();
         before.pid = None;
         let mut after = before.clone();
         after.dead = true;

@@ -1054,7 +1054,7 @@ mod tests {
 
     fn fixture(name: &str) -> Screen {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-        let mut s = Screen::load(&root.join(format!("{name}.txt")), None).unwrap();
+        let mut s = crate::io::capture::load(&root.join(format!("{name}.txt")), None).unwrap();
         // no process to look at in /proc: the pane's pid is unknown
         s.pid = None;
         s

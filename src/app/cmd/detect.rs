@@ -3,7 +3,6 @@ use crate::app::cli::DetectArgs;
 use crate::core::detect::detect;
 use crate::core::error::Result;
 use crate::core::profile::Profiles;
-use crate::core::screen::Screen;
 
 pub fn run(profiles: &Profiles, a: DetectArgs) -> Result<i32> {
     let agent = match &a.agent {
@@ -16,7 +15,7 @@ pub fn run(profiles: &Profiles, a: DetectArgs) -> Result<i32> {
         })?,
     };
     let p = profiles.get(&agent)?;
-    let screen = Screen::load(&a.screen, a.meta.as_deref())?;
+    let screen = crate::io::capture::load(&a.screen, a.meta.as_deref())?;
     let v = detect(p, &screen);
     if a.json {
         out(&serde_json::json!({

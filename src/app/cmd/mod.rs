@@ -20,7 +20,6 @@ pub mod wait;
 pub mod watch;
 pub use crate::app::cli::{Cli, Command};
 use crate::core::error::{Error, Result};
-use crate::core::profile::Profiles;
 use crate::io::tmux::Server;
 
 pub fn run(cli: Cli) -> Result<i32> {
@@ -45,7 +44,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         (_, Some(p)) => Server::Path(p.clone()),
         _ => Server::Default,
     };
-    let profiles = || Profiles::load(cli.profiles.as_deref());
+    let profiles = || crate::io::profiles::load(cli.profiles.as_deref());
     match cli.command {
         Command::State(a) => state::run(&server, &profiles()?, a),
         Command::Explain(a) => explain::run(&server, &profiles()?, a),

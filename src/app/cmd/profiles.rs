@@ -40,7 +40,7 @@ pub fn run(profiles: &Profiles, file: Option<&std::path::Path>, a: ProfilesArgs)
     if !a.json {
         let user = file
             .map(|f| f.to_path_buf())
-            .or_else(Profiles::default_user_file);
+            .or_else(crate::io::profiles::default_user_file);
         if let Some(u) = user {
             out(&format!(
                 "# user file: {}{}",

@@ -12,7 +12,6 @@ pub mod reply;
 use crate::core::error::{Error, Result};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 const BUILTIN: &[(&str, &str)] = &[
@@ -625,35 +624,6 @@ impl Profiles {
             })
             .collect();
         Profiles { list }
-    }
-
-    /// The default user file: `$XDG_CONFIG_HOME/promptgate/agents.toml` (or `~/.config/...`).
-    pub fn default_user_file() -> Option<PathBuf> {
-        let base = std::env::var_os("XDG_CONFIG_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-        Some(base.join("promptgate").join("agents.toml"))
-    }
-
-    /// Built-ins plus the user file: `explicit` must exist; the default one may be absent.
-    pub fn load(explicit: Option<&Path>) -> Result<Profiles> {
-        let mut p = Profiles::builtin();
-        match explicit {
-            Some(f) => p.merge_file(f)?,
-            None => {
-                if let Some(f) = Self::default_user_file().filter(|f| f.exists()) {
-                    p.merge_file(&f)?;
-                }
-            }
-        }
-        Ok(p)
-    }
-
-    pub fn merge_file(&mut self, file: &Path) -> Result<()> {
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| Error::Profile(format!("{}: {e}", file.display())))?;
-        self.merge_str(&text, &file.display().to_string())
     }
 
     /// Add a user file's agents. Every error is one line naming `source` and
