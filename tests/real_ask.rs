@@ -33,22 +33,10 @@
 mod common;
 use common::{code, json_out, text};
 use serde_json::Value;
-use std::collections::HashMap;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn key_values(out: &[u8]) -> HashMap<String, String> {
-    text(out)
-        .lines()
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
+use common::real::{root, Agent, Model};
 
 /// The fixture that answers prompts holding `key` (tests/model/turns.json).
 fn fixture(key: &str) -> Value {
@@ -65,39 +53,7 @@ fn fixture(key: &str) -> Value {
         .clone()
 }
 
-/// The scripted model, stopped by its PID when dropped.
-struct Model {
-    pid: String,
-    port: String,
-    url: String,
-}
-
 impl Model {
-    fn start() -> Model {
-        let o = Command::new(root().join("scripts/model.sh"))
-            .arg("start")
-            .stderr(Stdio::piped())
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "model.sh start: {}", text(&o.stderr));
-        let kv = key_values(&o.stdout);
-        Model {
-            pid: kv["pid"].clone(),
-            port: kv["port"].clone(),
-            url: kv["url"].clone(),
-        }
-    }
-
-    /// aimock's request journal: every request and the fixture that answered it.
-    fn journal(&self) -> Vec<Value> {
-        let o = Command::new(root().join("scripts/model.sh"))
-            .args(["journal", &self.port])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "model.sh journal: {}", text(&o.stderr));
-        serde_json::from_slice(&o.stdout).expect("the journal is a JSON array")
-    }
-
     /// The fixtures that answered requests carrying `key`, as the journal has them.
     fn answered(&self, key: &str) -> Vec<Value> {
         self.journal()
@@ -108,93 +64,7 @@ impl Model {
     }
 }
 
-impl Drop for Model {
-    fn drop(&mut self) {
-        let _ = Command::new(root().join("scripts/model.sh"))
-            .args(["stop", &self.pid])
-            .output();
-    }
-}
-
-/// One real agent pointed at the model, on its own tmux server; stopped by PID.
-struct Agent {
-    name: &'static str,
-    version: String,
-    socket: String,
-    pane: String,
-    run: PathBuf,
-    project: PathBuf,
-    tmp: tempfile::TempDir,
-    stopped: bool,
-}
-
 impl Agent {
-    fn start(name: &'static str, model: &Model) -> Agent {
-        let o = Command::new(root().join("scripts/real-agents.sh"))
-            .args(["start", name, "ready", "120", "40"])
-            .env("MODEL_URL", &model.url)
-            .env_remove("TMUX")
-            .env_remove("TMUX_PANE")
-            .stderr(Stdio::piped())
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "real-agents.sh start {name}: {}",
-            text(&o.stderr)
-        );
-        let kv = key_values(&o.stdout);
-        Agent {
-            name,
-            version: kv["version"].clone(),
-            socket: kv["socket"].clone(),
-            pane: kv["pane"].clone(),
-            run: PathBuf::from(&kv["run"]),
-            project: PathBuf::from(&kv["project"]),
-            tmp: tempfile::tempdir().unwrap(),
-            stopped: false,
-        }
-    }
-
-    fn pg(&self, args: &[&str]) -> Output {
-        let mut c = common::pg_on(&self.socket, self.tmp.path(), args);
-        c.stdin(Stdio::null());
-        c.output().unwrap()
-    }
-
-    fn capture(&self) -> String {
-        text(&common::tmux_on(&self.socket, &["capture-pane", "-p", "-t", &self.pane]).stdout)
-    }
-
-    fn key(&self, key: &str) {
-        let o = common::tmux_on(&self.socket, &["send-keys", "-t", &self.pane, key]);
-        assert!(o.status.success(), "send-keys {key}: {}", text(&o.stderr));
-    }
-
-    fn state(&self) -> String {
-        let v = json_out(&self.pg(&["state", "-t", &self.pane, "--json"]));
-        v["state"].as_str().unwrap_or("error").to_string()
-    }
-
-    /// Poll `state` until it is `want`; panic with the screen after `secs`.
-    fn wait_state(&self, want: &str, secs: u64) {
-        let start = Instant::now();
-        loop {
-            let st = self.state();
-            if st == want {
-                return;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(secs),
-                "{} {}: waited {secs} s for {want}, last {st}\n{}",
-                self.name,
-                self.version,
-                self.capture()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
     /// `promptgate ask BODY --json EXTRA…`: (exit code, result, output).
     fn ask(&self, body: &str, extra: &[&str]) -> (i32, Value, Output) {
         let mut args = vec![
@@ -211,34 +81,6 @@ impl Agent {
         args.push(body);
         let o = self.pg(&args);
         (code(&o), json_out(&o), o)
-    }
-
-    fn stop(&mut self) {
-        let o = Command::new(root().join("scripts/real-agents.sh"))
-            .args(["stop", &self.socket])
-            .output()
-            .unwrap();
-        self.stopped = true;
-        assert!(o.status.success(), "stop: {}", text(&o.stderr));
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.run);
-        }
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        if !self.stopped {
-            let _ = Command::new(root().join("scripts/real-agents.sh"))
-                .args(["stop", &self.socket])
-                .output();
-            eprintln!(
-                "{}: stopped {}; run dir kept: {}",
-                self.name,
-                self.socket,
-                self.run.display()
-            );
-        }
     }
 }
 

@@ -32,14 +32,10 @@
 mod common;
 use common::{code, json_out, text};
 use serde_json::Value;
-use std::collections::HashMap;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::process::Output;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use common::real::{Agent, Model};
 
 fn now_ms() -> u64 {
     SystemTime::now()
@@ -48,47 +44,7 @@ fn now_ms() -> u64 {
         .as_millis() as u64
 }
 
-fn key_values(out: &[u8]) -> HashMap<String, String> {
-    text(out)
-        .lines()
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
-/// The scripted model, stopped by its PID when dropped.
-struct Model {
-    pid: String,
-    port: String,
-    url: String,
-}
-
 impl Model {
-    fn start() -> Model {
-        let o = Command::new(root().join("scripts/model.sh"))
-            .arg("start")
-            .stderr(Stdio::piped())
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "model.sh start: {}", text(&o.stderr));
-        let kv = key_values(&o.stdout);
-        Model {
-            pid: kv["pid"].clone(),
-            port: kv["port"].clone(),
-            url: kv["url"].clone(),
-        }
-    }
-
-    /// aimock's request journal: every request, with `timestamp` (ms) and `body`.
-    fn journal(&self) -> Vec<Value> {
-        let o = Command::new(root().join("scripts/model.sh"))
-            .args(["journal", &self.port])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "model.sh journal: {}", text(&o.stderr));
-        serde_json::from_slice(&o.stdout).expect("the journal is a JSON array")
-    }
-
     /// The times of the requests that the fixture matching `key` answered, from
     /// `since` (ms) on. The journal's copy of a large request can leave its messages
     /// out (qwen's): the matched fixture says which prompt it carried.
@@ -102,111 +58,7 @@ impl Model {
     }
 }
 
-impl Drop for Model {
-    fn drop(&mut self) {
-        let _ = Command::new(root().join("scripts/model.sh"))
-            .args(["stop", &self.pid])
-            .output();
-    }
-}
-
-/// One real agent pointed at the model, on its own tmux server; stopped by PID.
-struct Agent {
-    name: &'static str,
-    version: String,
-    socket: String,
-    pane: String,
-    run: PathBuf,
-    project: PathBuf,
-    record: String,
-    tmp: tempfile::TempDir,
-    stopped: bool,
-}
-
 impl Agent {
-    fn start(name: &'static str, model: &Model) -> Agent {
-        let o = Command::new(root().join("scripts/real-agents.sh"))
-            .args(["start", name, "ready", "120", "40"])
-            .env("MODEL_URL", &model.url)
-            .env_remove("TMUX")
-            .env_remove("TMUX_PANE")
-            .stderr(Stdio::piped())
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "real-agents.sh start {name}: {}",
-            text(&o.stderr)
-        );
-        let kv = key_values(&o.stdout);
-        Agent {
-            name,
-            version: kv["version"].clone(),
-            socket: kv["socket"].clone(),
-            pane: kv["pane"].clone(),
-            run: PathBuf::from(&kv["run"]),
-            project: PathBuf::from(&kv["project"]),
-            record: kv
-                .get("record_sessions")
-                .unwrap_or(&kv["record"])
-                .to_string(),
-            tmp: tempfile::tempdir().unwrap(),
-            stopped: false,
-        }
-    }
-
-    fn pg(&self, args: &[&str]) -> Output {
-        let mut c = common::pg_on(&self.socket, self.tmp.path(), args);
-        c.stdin(Stdio::null());
-        c.output().unwrap()
-    }
-
-    fn capture(&self) -> String {
-        text(&common::tmux_on(&self.socket, &["capture-pane", "-p", "-t", &self.pane]).stdout)
-    }
-
-    fn key(&self, key: &str) {
-        let o = common::tmux_on(&self.socket, &["send-keys", "-t", &self.pane, key]);
-        assert!(o.status.success(), "send-keys {key}: {}", text(&o.stderr));
-    }
-
-    fn state(&self) -> String {
-        let v = json_out(&self.pg(&["state", "-t", &self.pane, "--json"]));
-        v["state"].as_str().unwrap_or("error").to_string()
-    }
-
-    /// Poll `state` until it is `want`; panic with the screen after `secs`.
-    fn wait_state(&self, want: &str, secs: u64) {
-        let start = Instant::now();
-        loop {
-            let st = self.state();
-            if st == want {
-                return;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(secs),
-                "{} {}: waited {secs} s for {want}, last {st}\n{}",
-                self.name,
-                self.version,
-                self.capture()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// The user messages in the agent's own record, oldest first.
-    fn records(&self) -> Vec<String> {
-        let o = Command::new(root().join("scripts/real-agents.sh"))
-            .args(["record", self.name, &self.record])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "record: {}", text(&o.stderr));
-        text(&o.stdout)
-            .lines()
-            .map(|l| serde_json::from_str::<String>(l).expect("record line is a JSON string"))
-            .collect()
-    }
-
     /// `promptgate send BODY EXTRA… --json`: (exit code, receipt).
     fn send(&self, body: &str, extra: &[&str]) -> (i32, Value, Output) {
         let mut args = vec!["send", "-t", &self.pane, "--json", "--timeout", "60"];
@@ -228,34 +80,6 @@ impl Agent {
             self.capture()
         );
         r
-    }
-
-    fn stop(&mut self) {
-        let o = Command::new(root().join("scripts/real-agents.sh"))
-            .args(["stop", &self.socket])
-            .output()
-            .unwrap();
-        self.stopped = true;
-        assert!(o.status.success(), "stop: {}", text(&o.stderr));
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.run);
-        }
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        if !self.stopped {
-            let _ = Command::new(root().join("scripts/real-agents.sh"))
-                .args(["stop", &self.socket])
-                .output();
-            eprintln!(
-                "{}: stopped {}; run dir kept: {}",
-                self.name,
-                self.socket,
-                self.run.display()
-            );
-        }
     }
 }
 

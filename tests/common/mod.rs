@@ -1,6 +1,7 @@
 //! Test helpers: a private tmux server per test (never the user's), killed on drop.
 #![allow(dead_code)]
 
+pub mod real;
 pub mod sshd;
 
 use std::path::{Path, PathBuf};
