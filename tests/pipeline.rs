@@ -3,7 +3,7 @@
 use promptgate::core::detect::State;
 use promptgate::core::profile::Profiles;
 use promptgate::core::screen::Screen;
-use promptgate::core::verify::{judge, Receipt};
+use promptgate::core::verify::{judge, ReceiptKind};
 use promptgate::engine::gate::{wait, GateOpts, ManualClock};
 use std::path::Path;
 use std::time::Duration;
@@ -231,7 +231,7 @@ fn gate_times_out_on_a_blank_pane() {
     assert!(r.reason.contains("timed out"), "{}", r.reason);
 }
 
-fn receipt(agent: &str, body: &str, before: &str, after: &str) -> Receipt {
+fn receipt(agent: &str, body: &str, before: &str, after: &str) -> ReceiptKind {
     let profiles = Profiles::builtin();
     judge(
         profiles.get(agent).unwrap(),
@@ -252,7 +252,7 @@ fn receipts_from_real_captures() {
             "claude/10-typed-hello",
             "claude/11-submit-0.2s"
         ),
-        Receipt::Consumed
+        ReceiptKind::Consumed
     );
     assert_eq!(
         receipt(
@@ -261,7 +261,7 @@ fn receipts_from_real_captures() {
             "codex/10-typed-hello",
             "codex/14-enter-10s"
         ),
-        Receipt::Consumed
+        ReceiptKind::Consumed
     );
     assert_eq!(
         receipt(
@@ -270,7 +270,7 @@ fn receipts_from_real_captures() {
             "gemini/10-typed-hello",
             "gemini/11-hello-enter-1s"
         ),
-        Receipt::Consumed
+        ReceiptKind::Consumed
     );
     // the Enter became a newline: the body still sits in the composer
     assert_eq!(
@@ -280,7 +280,7 @@ fn receipts_from_real_captures() {
             "codex/10-typed-hello",
             "codex/64-sendkeys-hello-gap-0"
         ),
-        Receipt::Stranded
+        ReceiptKind::Stranded
     );
     // a paste placeholder still in the composer
     assert_eq!(
@@ -290,7 +290,7 @@ fn receipts_from_real_captures() {
             "claude/20-paste5k-bracketed-0.3s",
             "claude/21-paste5k-bracketed-2s"
         ),
-        Receipt::Stranded
+        ReceiptKind::Stranded
     );
     // a dialog after the submit
     assert_eq!(
@@ -300,7 +300,7 @@ fn receipts_from_real_captures() {
             "claude/10-typed-hello",
             "claude/04-trust-dialog"
         ),
-        Receipt::Refused
+        ReceiptKind::Refused
     );
     // finished quickly (offline error), the echo is the proof
     assert_eq!(
@@ -310,7 +310,7 @@ fn receipts_from_real_captures() {
             "gemini/10-typed-hello",
             "gemini/12-hello-error-final"
         ),
-        Receipt::Consumed
+        ReceiptKind::Consumed
     );
 }
 
@@ -330,7 +330,7 @@ fn a_long_body_whose_echo_scrolled_off_is_consumed_by_its_tail() {
             "claude/66-draft-paste5k-80x24",
             "claude/67-ready-after-paste5k-turn-80x24"
         ),
-        Receipt::Consumed
+        ReceiptKind::Consumed
     );
     // a body whose lines end alike but whose last line is another one: the older
     // message's tail on screen is not its proof
@@ -345,7 +345,7 @@ fn a_long_body_whose_echo_scrolled_off_is_consumed_by_its_tail() {
             "claude/66-draft-paste5k-80x24",
             "claude/67-ready-after-paste5k-turn-80x24"
         ),
-        Receipt::Unknown
+        ReceiptKind::Unknown
     );
     // an idle screen that already showed the tail, with nothing in the box before
     // the submit key, proves nothing
@@ -356,7 +356,7 @@ fn a_long_body_whose_echo_scrolled_off_is_consumed_by_its_tail() {
             "claude/67-ready-after-paste5k-turn-80x24",
             "claude/67-ready-after-paste5k-turn-80x24"
         ),
-        Receipt::Unknown
+        ReceiptKind::Unknown
     );
     // gemini's submit gap (input cleared, no echo yet) stays undecided: wait, never re-send
     assert_eq!(
@@ -366,7 +366,7 @@ fn a_long_body_whose_echo_scrolled_off_is_consumed_by_its_tail() {
             "gemini/62-draft-typed-80x24",
             "gemini/64a-submit-gap-80x24"
         ),
-        Receipt::Unknown
+        ReceiptKind::Unknown
     );
 }
 

@@ -1,4 +1,4 @@
-//! verify: pure judgement of a screen after the submit key -> Receipt.
+//! verify: pure judgement of a screen after the submit key -> ReceiptKind.
 //!
 //! `consumed`: the composer is empty again, with a busy marker or a new
 //! transcript echo of the body. `queued`: the agent parked it. `stranded`: the
@@ -10,11 +10,14 @@ use crate::core::error::{code, Refused};
 use crate::core::profile::{Marker, Profile};
 use crate::core::screen::Screen;
 use crate::core::text::squash;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// What became of a send, in a word: the receipt's kind. The judgement of the
+/// screens gives the first seven; a send that never reached the judgement is
+/// `not-sent` (nothing typed) or `failed` (a write failed while typing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Receipt {
+pub enum ReceiptKind {
     Consumed,
     Queued,
     Stranded,
@@ -25,25 +28,37 @@ pub enum Receipt {
     /// The screen showed the prompt taken, but the agent's own record (known to
     /// be this agent's) got no entry for it within its wait (`proof`).
     Unproven,
+    /// Nothing typed (the gate refused, or the pane kept changing before the paste).
+    NotSent,
+    /// A write failed while typing (what was typed is not typed again).
+    Failed,
 }
 
-impl std::fmt::Display for Receipt {
+impl ReceiptKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReceiptKind::Consumed => "consumed",
+            ReceiptKind::Queued => "queued",
+            ReceiptKind::Stranded => "stranded",
+            ReceiptKind::Refused => "refused",
+            ReceiptKind::Unknown => "unknown",
+            ReceiptKind::Mangled => "mangled",
+            ReceiptKind::Unproven => "unproven",
+            ReceiptKind::NotSent => "not-sent",
+            ReceiptKind::Failed => "failed",
+        }
+    }
+}
+
+impl std::fmt::Display for ReceiptKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Receipt::Consumed => "consumed",
-            Receipt::Queued => "queued",
-            Receipt::Stranded => "stranded",
-            Receipt::Refused => "refused",
-            Receipt::Unknown => "unknown",
-            Receipt::Mangled => "mangled",
-            Receipt::Unproven => "unproven",
-        })
+        f.write_str(self.as_str())
     }
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Judgement {
-    pub receipt: Receipt,
+    pub receipt: ReceiptKind,
     pub evidence: Evidence,
     #[serde(skip)]
     pub verdict: Verdict,
@@ -146,20 +161,20 @@ pub fn judge(p: &Profile, body: &str, before: &Screen, after: &Screen) -> Judgem
         verdict: v.clone(),
     };
     if let State::Dialog(_) = v.state {
-        return out(Receipt::Refused, v.evidence.clone());
+        return out(ReceiptKind::Refused, v.evidence.clone());
     }
     if v.state == State::Exited && is_exit_command(body) {
         // the body asked the agent to quit, and it did: that is the prompt taken
         let mut ev = v.evidence.clone();
         ev.rule = format!("verify.exit-command ({})", ev.rule);
-        return out(Receipt::Consumed, ev);
+        return out(ReceiptKind::Consumed, ev);
     }
     if matches!(v.state, State::Exited | State::InMode) {
-        return out(Receipt::Unknown, v.evidence.clone());
+        return out(ReceiptKind::Unknown, v.evidence.clone());
     }
     if let Some(ev) = marker_hit(&p.queued, after) {
         if marker_hit(&p.queued, before).is_none() || v.composer.as_ref().is_some_and(|c| c.empty) {
-            return out(Receipt::Queued, ev);
+            return out(ReceiptKind::Queued, ev);
         }
     }
     if let Some(c) = v.composer.as_ref().filter(|c| !c.empty) {
@@ -176,10 +191,10 @@ pub fn judge(p: &Profile, body: &str, before: &Screen, after: &Screen) -> Judgem
                 col: Some(0),
                 text: c.text.chars().take(60).collect(),
             };
-            return out(Receipt::Stranded, ev);
+            return out(ReceiptKind::Stranded, ev);
         }
         return out(
-            Receipt::Unknown,
+            ReceiptKind::Unknown,
             Evidence {
                 rule: "verify.composer-holds-other-text".into(),
                 row: Some(c.row),
@@ -189,7 +204,7 @@ pub fn judge(p: &Profile, body: &str, before: &Screen, after: &Screen) -> Judgem
         );
     }
     if v.state == State::Busy {
-        return out(Receipt::Consumed, v.evidence.clone());
+        return out(ReceiptKind::Consumed, v.evidence.clone());
     }
     if v.composer.as_ref().is_some_and(|c| c.empty) {
         let (b, a) = (echo_rows(p, body, before), echo_rows(p, body, after));
@@ -201,7 +216,7 @@ pub fn judge(p: &Profile, body: &str, before: &Screen, after: &Screen) -> Judgem
                 col: Some(0),
                 text: after.row(y).chars().take(60).collect(),
             };
-            return out(Receipt::Consumed, ev);
+            return out(ReceiptKind::Consumed, ev);
         }
         // A long body's first line (the echo row) scrolls off at once, and an offline
         // claude is busy for only ~0.1-0.3 s, so both signs can be missed. The body's
@@ -221,11 +236,11 @@ pub fn judge(p: &Profile, body: &str, before: &Screen, after: &Screen) -> Judgem
                     col: Some(0),
                     text: after.row(y).chars().take(60).collect(),
                 };
-                return out(Receipt::Consumed, ev);
+                return out(ReceiptKind::Consumed, ev);
             }
         }
         return out(
-            Receipt::Unknown,
+            ReceiptKind::Unknown,
             Evidence {
                 rule: "verify.empty-composer-no-echo".into(),
                 row: None,
@@ -234,7 +249,7 @@ pub fn judge(p: &Profile, body: &str, before: &Screen, after: &Screen) -> Judgem
             },
         );
     }
-    out(Receipt::Unknown, v.evidence.clone())
+    out(ReceiptKind::Unknown, v.evidence.clone())
 }
 
 /// How the turn running in a pane ended (`--until-done`, MCP `wait_done`).
@@ -261,15 +276,18 @@ fn as_string<S: serde::Serializer>(s: &State, ser: S) -> std::result::Result<S::
 }
 
 /// The exit code of a receipt: 0 for `consumed`.
-pub fn receipt_code(r: &Receipt) -> i32 {
+pub fn receipt_code(r: &ReceiptKind) -> i32 {
     match r {
-        Receipt::Consumed => 0,
-        Receipt::Queued => code::RECEIPT_QUEUED,
-        Receipt::Stranded => code::RECEIPT_STRANDED,
-        Receipt::Refused => code::RECEIPT_REFUSED,
-        Receipt::Unknown => code::RECEIPT_UNKNOWN,
-        Receipt::Mangled => code::RECEIPT_MANGLED,
-        Receipt::Unproven => code::RECEIPT_UNPROVEN,
+        ReceiptKind::Consumed => 0,
+        ReceiptKind::Queued => code::RECEIPT_QUEUED,
+        ReceiptKind::Stranded => code::RECEIPT_STRANDED,
+        ReceiptKind::Refused => code::RECEIPT_REFUSED,
+        ReceiptKind::Unknown => code::RECEIPT_UNKNOWN,
+        ReceiptKind::Mangled => code::RECEIPT_MANGLED,
+        ReceiptKind::Unproven => code::RECEIPT_UNPROVEN,
+        // these carry their error's code; this is the one each has without it
+        ReceiptKind::NotSent => code::PANE_CHANGED,
+        ReceiptKind::Failed => code::DELIVERY_FAILED,
     }
 }
 
@@ -298,7 +316,7 @@ mod tests {
         let profiles = Profiles::builtin();
         let p = profiles.get("claude").unwrap();
         let j = judge(p, "/exit", &before, &after);
-        assert_eq!(j.receipt, Receipt::Consumed);
+        assert_eq!(j.receipt, ReceiptKind::Consumed);
         assert!(
             j.evidence.rule.starts_with("verify.exit-command"),
             "{}",
@@ -307,7 +325,7 @@ mod tests {
         // any other body: the agent going away is not proof it took the prompt
         assert_eq!(
             judge(p, "fix the test", &before, &after).receipt,
-            Receipt::Unknown
+            ReceiptKind::Unknown
         );
         assert!(is_exit_command(" /quit\n"));
         assert!(!is_exit_command("/exit now"));

@@ -17,10 +17,10 @@ use crate::core::plan::{plan_body_for_pane, Body, How, Plan};
 use crate::core::profile::{Profile, Profiles};
 use crate::core::screen::Screen;
 use crate::core::verify::receipt_code;
-use crate::core::verify::{judge, Judgement, Receipt};
+use crate::core::verify::{judge, Judgement, ReceiptKind};
 use crate::engine::gate::{Clock, GateOpts, GateResult, SystemClock};
 use crate::engine::observe::observe_at_launch;
-use crate::engine::receipt::{GateSummary, Kind, Receipt as Record, Timings};
+use crate::engine::receipt::{GateSummary, Receipt, Timings};
 use crate::io::live::Live;
 use crate::io::lock::PaneLock;
 use crate::io::tmux::{Control, Guard, Server, Tmux};
@@ -340,7 +340,7 @@ pub type PhaseHook<'a> = Option<&'a (dyn Fn(Phase) -> Result<()> + Sync)>;
 /// One target's result: the receipt record (when the gate ran), the exit code, the error.
 pub struct Outcome {
     pub pane: String,
-    pub rec: Option<Record>,
+    pub rec: Option<Receipt>,
     pub code: i32,
     pub err: Option<Error>,
 }
@@ -565,7 +565,7 @@ impl Delivery<'_> {
             }
         };
         let gate_ms = gate_time.as_millis() as u64;
-        let mut rec = Record {
+        let mut rec = Receipt {
             time_ms: opened_ms as u64,
             pane: pane.clone(),
             server: server_key,
@@ -587,7 +587,7 @@ impl Delivery<'_> {
                 regated: regates,
             },
             proof: None,
-            receipt: Kind::NotSent,
+            receipt: ReceiptKind::NotSent,
             error: None,
             evidence: None,
             resubmits: None,
@@ -611,7 +611,7 @@ impl Delivery<'_> {
             Ok((typed, mut j, resubmits, verify_ms)) => {
                 let proof = prove(&mark, &hook_mark, profile, &pl, &mut j);
                 rec.proof = serde_json::to_value(&proof).ok();
-                rec.receipt = j.receipt.clone().into();
+                rec.receipt = j.receipt;
                 rec.evidence = serde_json::to_value(&j.evidence).ok();
                 rec.resubmits = Some(resubmits);
                 rec.timings = Some(Timings {
@@ -627,7 +627,11 @@ impl Delivery<'_> {
             }
             Err(e) => {
                 // nothing typed (the pane kept changing): not-sent, as a gate refusal
-                rec.receipt = if untyped { Kind::NotSent } else { Kind::Failed };
+                rec.receipt = if untyped {
+                    ReceiptKind::NotSent
+                } else {
+                    ReceiptKind::Failed
+                };
                 rec.error = Some(e.to_string());
                 (e.exit_code(), Some(e))
             }
@@ -657,7 +661,7 @@ fn prove(
     j: &mut crate::core::verify::Judgement,
 ) -> crate::io::record::Proof {
     let body: String = pl.body_chunks().iter().map(|c| c.text.as_str()).collect();
-    if !matches!(j.receipt, Receipt::Consumed | Receipt::Unknown) {
+    if !matches!(j.receipt, ReceiptKind::Consumed | ReceiptKind::Unknown) {
         return crate::io::record::Proof::screen(&body, &format!("the receipt is {}", j.receipt));
     }
     let mut proof = match mark {
@@ -678,15 +682,15 @@ fn prove(
     };
     match proof.matched {
         "mangled" => {
-            j.receipt = Receipt::Mangled;
+            j.receipt = ReceiptKind::Mangled;
             j.evidence = rule("record.mangled");
         }
-        m if crate::io::record::is_exact(m) && j.receipt == Receipt::Unknown => {
-            j.receipt = Receipt::Consumed;
+        m if crate::io::record::is_exact(m) && j.receipt == ReceiptKind::Unknown => {
+            j.receipt = ReceiptKind::Consumed;
             j.evidence = rule("record.exact");
         }
-        "absent" | "not-yet" if j.receipt == Receipt::Consumed && proof.owner_proven() => {
-            j.receipt = Receipt::Unproven;
+        "absent" | "not-yet" if j.receipt == ReceiptKind::Consumed && proof.owner_proven() => {
+            j.receipt = ReceiptKind::Unproven;
             j.evidence = rule(&format!("record.{}", proof.matched));
         }
         _ => {}
@@ -885,7 +889,7 @@ impl Job<'_> {
                     ..vb.evidence.clone()
                 };
                 let j = Judgement {
-                    receipt: Receipt::Refused,
+                    receipt: ReceiptKind::Refused,
                     evidence,
                     verdict: vb,
                 };
@@ -920,7 +924,7 @@ impl Job<'_> {
         }
         if a.no_verify {
             let j = Judgement {
-                receipt: Receipt::Consumed,
+                receipt: ReceiptKind::Consumed,
                 evidence: crate::core::detect::Evidence {
                     rule: "verify.skipped".into(),
                     ..Default::default()
@@ -971,7 +975,7 @@ pub(crate) fn verify_loop(
             // `/exit` closed the agent and its pane with it: asked for, and done
             Err(_) if crate::core::verify::is_exit_command(&pl.body) => {
                 let j = crate::core::verify::Judgement {
-                    receipt: Receipt::Consumed,
+                    receipt: ReceiptKind::Consumed,
                     evidence: crate::core::detect::Evidence {
                         rule: "verify.exit-command (pane closed)".into(),
                         row: None,
@@ -998,10 +1002,10 @@ pub(crate) fn verify_loop(
         }
         let now = clock.now();
         match j.receipt {
-            Receipt::Consumed | Receipt::Refused => {
+            ReceiptKind::Consumed | ReceiptKind::Refused => {
                 return Ok((j, resubmits, (now - start).as_millis() as u64))
             }
-            Receipt::Stranded => {
+            ReceiptKind::Stranded => {
                 let since = *stranded_since.get_or_insert(now);
                 if now - since >= grace
                     && now - last_press >= grace

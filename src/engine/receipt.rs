@@ -2,63 +2,10 @@
 //! the queue and the MCP server read, and the plugin shows. One type, written
 //! and read by its fields (serialized to the same JSON as always).
 
-use crate::core::verify;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// What became of a send, in a word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Kind {
-    Consumed,
-    Queued,
-    Stranded,
-    Refused,
-    Unknown,
-    Mangled,
-    /// The screen showed it taken; the agent's own record shows no entry for it.
-    Unproven,
-    /// Nothing typed (the gate refused, or the pane kept changing before the paste).
-    NotSent,
-    /// A write failed while typing (what was typed is not typed again).
-    Failed,
-}
-
-impl From<verify::Receipt> for Kind {
-    fn from(r: verify::Receipt) -> Kind {
-        match r {
-            verify::Receipt::Consumed => Kind::Consumed,
-            verify::Receipt::Queued => Kind::Queued,
-            verify::Receipt::Stranded => Kind::Stranded,
-            verify::Receipt::Refused => Kind::Refused,
-            verify::Receipt::Unknown => Kind::Unknown,
-            verify::Receipt::Mangled => Kind::Mangled,
-            verify::Receipt::Unproven => Kind::Unproven,
-        }
-    }
-}
-
-impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Consumed => "consumed",
-            Kind::Queued => "queued",
-            Kind::Stranded => "stranded",
-            Kind::Refused => "refused",
-            Kind::Unknown => "unknown",
-            Kind::Mangled => "mangled",
-            Kind::Unproven => "unproven",
-            Kind::NotSent => "not-sent",
-            Kind::Failed => "failed",
-        }
-    }
-}
-
-impl std::fmt::Display for Kind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::core::verify::ReceiptKind;
 
 /// What the gate did before the send typed (the last gate, if it gated again).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -104,7 +51,7 @@ pub struct Receipt {
     /// The agent's own record about this send (`crate::io::record::Proof`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proof: Option<Value>,
-    pub receipt: Kind,
+    pub receipt: ReceiptKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The rule that decided the receipt (`crate::core::detect::Evidence`).
@@ -210,7 +157,7 @@ mod tests {
                 regated: vec![],
             },
             proof: Some(serde_json::json!({"source": "transcript", "match": "exact"})),
-            receipt: Kind::Consumed,
+            receipt: ReceiptKind::Consumed,
             error: None,
             evidence: Some(serde_json::json!({"rule": "claude.footer.esc-to-interrupt"})),
             resubmits: Some(0),
@@ -272,15 +219,14 @@ mod tests {
     #[test]
     fn kinds_are_the_receipt_words() {
         for (k, w) in [
-            (Kind::Consumed, "consumed"),
-            (Kind::NotSent, "not-sent"),
-            (Kind::Failed, "failed"),
-            (Kind::Mangled, "mangled"),
-            (Kind::Unproven, "unproven"),
+            (ReceiptKind::Consumed, "consumed"),
+            (ReceiptKind::NotSent, "not-sent"),
+            (ReceiptKind::Failed, "failed"),
+            (ReceiptKind::Mangled, "mangled"),
+            (ReceiptKind::Unproven, "unproven"),
         ] {
             assert_eq!(serde_json::to_value(k).unwrap(), w);
             assert_eq!(k.to_string(), w);
         }
-        assert_eq!(Kind::from(verify::Receipt::Stranded), Kind::Stranded);
     }
 }

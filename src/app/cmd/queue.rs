@@ -8,12 +8,11 @@ use crate::core::detect::State;
 use crate::core::error::{code, Error, Refused, Result};
 use crate::core::plan::{plan, sanitise, Body};
 use crate::core::profile::Profiles;
-use crate::core::verify::Receipt;
+use crate::core::verify::ReceiptKind;
 use crate::engine::deliver::{deliver_to, verify_loop, SendOpts, Shared};
 use crate::engine::gate::SystemClock;
 use crate::engine::observe::{observe, observe_at_launch};
 use crate::engine::queue::{self, Item, Phase};
-use crate::engine::receipt::Kind;
 use crate::io::lock::PaneLock;
 use crate::io::tmux::{Control, Process, Server, Tmux};
 use std::collections::HashMap;
@@ -453,7 +452,7 @@ fn deliver(
     let receipt = o
         .rec
         .as_ref()
-        .map_or(Kind::NotSent, |r| r.receipt)
+        .map_or(ReceiptKind::NotSent, |r| r.receipt)
         .to_string();
     let reason = o.err.as_ref().map(|e| e.to_string()).or_else(|| {
         o.rec
@@ -602,7 +601,7 @@ fn recover(
                 &clock,
                 None,
             )?;
-            if j.receipt == Receipt::Consumed {
+            if j.receipt == ReceiptKind::Consumed {
                 queue::remove(dir, &item.id)?;
             } else {
                 save_phase(

@@ -8,7 +8,7 @@ use crate::core::plan::Body;
 use crate::core::profile::Profiles;
 use crate::engine::deliver::{deliver_to, Shared};
 use crate::engine::fanout;
-use crate::engine::receipt::{Kind, Receipt};
+use crate::engine::receipt::{Receipt, ReceiptKind};
 use crate::io::tmux::Server;
 use serde_json::json;
 use std::time::Duration;
@@ -132,7 +132,7 @@ fn finish(rec: &Receipt, json: bool) -> Result<()> {
             v["notice"] = n.into();
         }
         super::out_json(&v)?;
-    } else if rec.receipt == Kind::Consumed {
+    } else if rec.receipt == ReceiptKind::Consumed {
         out(&format!(
             "{}\t{}\tconsumed\t{} bytes, {}, gate {} ms{}",
             rec.pane,
