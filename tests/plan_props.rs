@@ -2,7 +2,7 @@
 //! laced with controls and paste-frame markers, and arbitrary capabilities.
 
 use promptgate::core::error::Error;
-use promptgate::core::plan::{plan, sanitise, Framing, How, Plan, ARGV_MAX};
+use promptgate::core::plan::{plan, sanitise, ChunkKind, Framing, Plan, ARGV_MAX};
 use promptgate::core::profile::{Capability, Profiles};
 use proptest::prelude::*;
 use std::sync::OnceLock;
@@ -162,9 +162,15 @@ fn check(raw: &[u8], cap: &Capability) -> Result<(), TestCaseError> {
     // (5) exactly one submit chunk, last, with the key and the delay.
     let n = p.chunks.len();
     prop_assert!(n >= 2);
-    prop_assert_eq!(p.chunks.iter().filter(|c| c.how == How::Submit).count(), 1);
+    prop_assert_eq!(
+        p.chunks
+            .iter()
+            .filter(|c| c.how == ChunkKind::Submit)
+            .count(),
+        1
+    );
     let submit = &p.chunks[n - 1];
-    prop_assert_eq!(submit.how, How::Submit);
+    prop_assert_eq!(submit.how, ChunkKind::Submit);
     prop_assert_eq!(&submit.text, &cap.submit_key);
     prop_assert_eq!(
         submit.delay_before_ms,
@@ -194,7 +200,7 @@ fn check(raw: &[u8], cap: &Capability) -> Result<(), TestCaseError> {
         // (7) a paste is exactly one chunk.
         prop_assert_eq!(p.framing, Framing::BracketedPaste);
         prop_assert_eq!(body_chunks.len(), 1);
-        prop_assert_eq!(body_chunks[0].how, How::Paste);
+        prop_assert_eq!(body_chunks[0].how, ChunkKind::Paste);
         prop_assert_eq!(body_chunks[0].delay_before_ms, 0);
     } else {
         prop_assert_eq!(p.framing, Framing::RawKeys);
@@ -202,7 +208,7 @@ fn check(raw: &[u8], cap: &Capability) -> Result<(), TestCaseError> {
         // (3) every Keys chunk fits, unless it is one char.
         let limit = cap.raw_chunk_max.min(ARGV_MAX);
         for (i, c) in body_chunks.iter().enumerate() {
-            prop_assert_eq!(c.how, How::Keys);
+            prop_assert_eq!(c.how, ChunkKind::Keys);
             prop_assert!(
                 c.text.len() <= limit || c.text.chars().count() == 1,
                 "chunk of {} bytes over limit {}",
@@ -272,7 +278,7 @@ proptest! {
         let p = plan(raw.as_bytes(), &cap).unwrap();
         prop_assert_eq!(p.framing, Framing::BracketedPaste);
         prop_assert_eq!(p.chunks.len(), 2);
-        prop_assert_eq!(p.chunks[0].how, How::Paste);
+        prop_assert_eq!(p.chunks[0].how, ChunkKind::Paste);
         prop_assert_eq!(&p.chunks[0].text, &p.body);
     }
 }

@@ -16,14 +16,14 @@ use serde::Serialize;
 pub struct Identity {
     /// The profile name, or `None` for not-agent.
     pub agent: Option<String>,
-    pub how: How,
+    pub how: IdentifiedBy,
     pub detail: String,
 }
 
 /// How the agent of a pane was told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum How {
+pub enum IdentifiedBy {
     /// Named with `--agent`.
     Flag,
     /// `pane_current_command`.
@@ -38,20 +38,20 @@ pub enum How {
     None,
 }
 
-impl How {
+impl IdentifiedBy {
     pub fn as_str(self) -> &'static str {
         match self {
-            How::Flag => "flag",
-            How::Command => "command",
-            How::ProcessTree => "process-tree",
-            How::ScreenSignature => "screen-signature",
-            How::Remembered => "remembered",
-            How::None => "none",
+            IdentifiedBy::Flag => "flag",
+            IdentifiedBy::Command => "command",
+            IdentifiedBy::ProcessTree => "process-tree",
+            IdentifiedBy::ScreenSignature => "screen-signature",
+            IdentifiedBy::Remembered => "remembered",
+            IdentifiedBy::None => "none",
         }
     }
 }
 
-impl std::fmt::Display for How {
+impl std::fmt::Display for IdentifiedBy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
@@ -173,7 +173,7 @@ pub fn identify(
         }
         return Ok(Identity {
             agent: None,
-            how: How::None,
+            how: IdentifiedBy::None,
             detail: format!(
                 "the foreground program {f} is not an agent, whatever its screen shows{}",
                 if forced.is_some() {
@@ -186,7 +186,7 @@ pub fn identify(
     }
     if let Some(name) = forced {
         let p = profiles.get(name)?;
-        return Ok(id(p, How::Flag, "--agent"));
+        return Ok(id(p, IdentifiedBy::Flag, "--agent"));
     }
     if let Some(cmd) = screen.command.as_deref() {
         if let Some((d, _)) = profiles
@@ -194,7 +194,11 @@ pub fn identify(
             .find(|(d, _)| d.identify.commands.iter().any(|c| c == cmd))
         {
             let p = profiles.get(&d.name)?;
-            return Ok(id(p, How::Command, &format!("pane_current_command={cmd}")));
+            return Ok(id(
+                p,
+                IdentifiedBy::Command,
+                &format!("pane_current_command={cmd}"),
+            ));
         }
     }
     for pr in procs {
@@ -203,7 +207,7 @@ pub fn identify(
                 let p = profiles.get(&d.name)?;
                 return Ok(id(
                     p,
-                    How::ProcessTree,
+                    IdentifiedBy::ProcessTree,
                     &format!("pid {} ({}) matches {n:?}", pr.pid, pr.argv.join(" ")),
                 ));
             }
@@ -221,12 +225,12 @@ pub fn identify(
         .is_some_and(crate::core::screen::is_shell);
     if !shell {
         if let Some((p, detail)) = by_signature(profiles, screen) {
-            return Ok(id(p, How::ScreenSignature, &detail));
+            return Ok(id(p, IdentifiedBy::ScreenSignature, &detail));
         }
     }
     Ok(Identity {
         agent: None,
-        how: How::None,
+        how: IdentifiedBy::None,
         detail: format!(
             "pane_current_command={}",
             screen.command.as_deref().unwrap_or("?")
@@ -343,7 +347,7 @@ fn by_signature<'a>(profiles: &'a Profiles, screen: &Screen) -> Option<(&'a Prof
     best.map(|(p, found)| (p, found.join("; ")))
 }
 
-fn id(p: &Profile, how: How, detail: &str) -> Identity {
+fn id(p: &Profile, how: IdentifiedBy, detail: &str) -> Identity {
     Identity {
         agent: Some(p.name().to_string()),
         how,
@@ -389,7 +393,10 @@ mod tests {
                 .as_deref(),
             Some("gemini")
         );
-        assert_eq!(identify(&p, None, &s, &[]).unwrap().how, How::Command);
+        assert_eq!(
+            identify(&p, None, &s, &[]).unwrap().how,
+            IdentifiedBy::Command
+        );
         let node = Proc {
             pid: 9,
             comm: "node".into(),

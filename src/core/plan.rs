@@ -17,9 +17,9 @@
 //!    refused. Each kind of change is counted in [`Plan::changes`].
 //!
 //! 2. [`plan`] picks the framing. With bracketed paste, a multi-line body or
-//!    one of at least `paste_min_bytes` goes as ONE [`How::Paste`] chunk (the
+//!    one of at least `paste_min_bytes` goes as ONE [`ChunkKind::Paste`] chunk (the
 //!    adapter loads it into a buffer through stdin, so argv does not limit it).
-//!    Anything else is typed raw: [`How::Keys`] chunks cut on char boundaries,
+//!    Anything else is typed raw: [`ChunkKind::Keys`] chunks cut on char boundaries,
 //!    each at most `min(raw_chunk_max, ARGV_MAX)` bytes, paced by `pacing_ms`.
 //!    A multi-line body that would have to go raw to an agent whose raw LF
 //!    does not insert a newline is refused. The submit key is always the last
@@ -43,7 +43,7 @@ const PASTE_END: &str = "\x1b[201~";
 /// How one chunk is typed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum How {
+pub enum ChunkKind {
     /// One framed bracketed paste of `text`.
     Paste,
     /// `text` typed literally (`send-keys -l`).
@@ -52,17 +52,17 @@ pub enum How {
     Submit,
 }
 
-impl How {
+impl ChunkKind {
     pub fn as_str(&self) -> &'static str {
         match self {
-            How::Paste => "paste",
-            How::Keys => "keys",
-            How::Submit => "submit",
+            ChunkKind::Paste => "paste",
+            ChunkKind::Keys => "keys",
+            ChunkKind::Submit => "submit",
         }
     }
 }
 
-impl fmt::Display for How {
+impl fmt::Display for ChunkKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -70,7 +70,7 @@ impl fmt::Display for How {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Chunk {
-    pub how: How,
+    pub how: ChunkKind,
     pub text: String,
     /// Wait this long before sending this chunk.
     pub delay_before_ms: u64,
@@ -281,7 +281,7 @@ pub fn plan_body(b: &Body, cap: &Capability) -> Result<Plan> {
 
     let mut chunks = if paste {
         vec![Chunk {
-            how: How::Paste,
+            how: ChunkKind::Paste,
             text: body.clone(),
             delay_before_ms: 0,
         }]
@@ -298,14 +298,14 @@ pub fn plan_body(b: &Body, cap: &Capability) -> Result<Plan> {
             .into_iter()
             .enumerate()
             .map(|(i, text)| Chunk {
-                how: How::Keys,
+                how: ChunkKind::Keys,
                 text: text.to_string(),
                 delay_before_ms: if i == 0 { 0 } else { cap.pacing_ms },
             })
             .collect()
     };
     chunks.push(Chunk {
-        how: How::Submit,
+        how: ChunkKind::Submit,
         text: cap.submit_key.clone(),
         delay_before_ms: submit_delay_ms(body.len(), paste, cap),
     });
@@ -369,7 +369,7 @@ impl fmt::Display for Plan {
         )?;
         writeln!(f, "chunks:  {}", self.chunks.len())?;
         for (i, c) in self.chunks.iter().enumerate() {
-            if c.how == How::Submit {
+            if c.how == ChunkKind::Submit {
                 writeln!(
                     f,
                     "  #{i:<3} {:<6} key {:<16} delay {} ms",
@@ -583,7 +583,7 @@ mod tests {
         let c = cap("claude");
         let p = plan(b"line one\nline two", &c).unwrap();
         assert_eq!(p.framing, Framing::BracketedPaste);
-        assert_eq!(p.chunks[0].how, How::Paste);
+        assert_eq!(p.chunks[0].how, ChunkKind::Paste);
         assert_eq!(p.chunks[0].text, "line one\nline two");
         assert_eq!(p.chunks[0].delay_before_ms, 0);
 
@@ -618,7 +618,9 @@ mod tests {
         assert_eq!(p.framing, Framing::RawKeys);
         let bc = p.body_chunks();
         assert_eq!(bc.len(), 4); // 63 + 63 + 63 + 11
-        assert!(bc.iter().all(|c| c.how == How::Keys && c.text.len() <= 63));
+        assert!(bc
+            .iter()
+            .all(|c| c.how == ChunkKind::Keys && c.text.len() <= 63));
         assert_eq!(bc[0].delay_before_ms, 0);
         assert!(bc[1..].iter().all(|x| x.delay_before_ms == c.pacing_ms));
         assert_eq!(bc.iter().map(|c| c.text.as_str()).collect::<String>(), text);
@@ -702,7 +704,7 @@ mod tests {
         assert_eq!(
             p.submit(),
             &Chunk {
-                how: How::Submit,
+                how: ChunkKind::Submit,
                 text: "Enter".into(),
                 delay_before_ms: c.submit_delay_ms + c.submit_delay_per_kib_ms,
             }
@@ -713,7 +715,13 @@ mod tests {
             p.submit().delay_before_ms,
             c.paste_submit_delay_ms.unwrap() + c.submit_delay_per_kib_ms
         );
-        assert_eq!(p.chunks.iter().filter(|c| c.how == How::Submit).count(), 1);
+        assert_eq!(
+            p.chunks
+                .iter()
+                .filter(|c| c.how == ChunkKind::Submit)
+                .count(),
+            1
+        );
     }
 
     #[test]

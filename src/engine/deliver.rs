@@ -13,7 +13,7 @@
 use crate::core::detect::refusal;
 use crate::core::detect::{detect, State};
 use crate::core::error::{Error, Refused, Result};
-use crate::core::plan::{plan_body_for_pane, Body, How, Plan};
+use crate::core::plan::{plan_body_for_pane, Body, ChunkKind, Plan};
 use crate::core::profile::{Profile, Profiles};
 use crate::core::screen::Screen;
 use crate::core::verify::receipt_code;
@@ -158,9 +158,9 @@ pub fn type_body(
             clock.sleep(Duration::from_millis(c.delay_before_ms));
         }
         let r = match c.how {
-            How::Paste => tmux.paste_guarded(pane, &c.text, guard.filter(|_| i == 0)),
-            How::Keys => tmux.send_literal(pane, &c.text).map(|()| true),
-            How::Submit => unreachable!("body_chunks holds no submit"),
+            ChunkKind::Paste => tmux.paste_guarded(pane, &c.text, guard.filter(|_| i == 0)),
+            ChunkKind::Keys => tmux.send_literal(pane, &c.text).map(|()| true),
+            ChunkKind::Submit => unreachable!("body_chunks holds no submit"),
         };
         if matches!(r, Ok(false)) {
             return Ok(None);
@@ -250,7 +250,7 @@ pub fn submit(tmux: &mut dyn Tmux, pane: &str, plan: &Plan, guard: Option<&Guard
 pub struct Shared {
     last_submit: std::sync::Mutex<Option<std::time::Instant>>,
     stagger: Duration,
-    conn: Option<crate::io::tmux::SharedControl>,
+    conn: Option<crate::io::tmux::SharedConn>,
     /// Draw the live status line while the gate waits (one target, not --json).
     live: bool,
     /// Set when the caller gives up (MCP cancellation): the gate stops before typing.

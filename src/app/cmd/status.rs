@@ -155,7 +155,7 @@ impl Identities {
         let o = match hit_agent {
             Some((Some(a), status)) => {
                 let mut o = observe_with(profiles, Some(&a), pane, screen, Some(status))?;
-                o.identity.how = crate::core::identify::How::Remembered;
+                o.identity.how = crate::core::identify::IdentifiedBy::Remembered;
                 o
             }
             Some((None, _)) => {

@@ -13,13 +13,13 @@ enum Piece {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct Composer {
+pub struct InputBox {
     pieces: Vec<Piece>,
     /// Pastes shown as a placeholder so far (claude numbers them `#N`).
     pastes: usize,
 }
 
-impl Composer {
+impl InputBox {
     pub fn is_empty(&self) -> bool {
         self.pieces.is_empty()
     }
@@ -124,7 +124,7 @@ mod tests {
     #[test]
     fn placeholders_per_agent() {
         let big = "x".repeat(1200);
-        let mut c = Composer::default();
+        let mut c = InputBox::default();
         c.paste(Like::Claude, "a\rb\r\nc");
         assert_eq!(c.display(), "a\nb\nc");
         c.paste(Like::Claude, "1\n2\n3\n4");
@@ -132,13 +132,13 @@ mod tests {
         assert_eq!(c.text(), "a\nb\nc1\n2\n3\n4");
         c.backspace();
         assert_eq!(c.text(), "a\nb\nc");
-        let mut c = Composer::default();
+        let mut c = InputBox::default();
         c.paste(Like::Codex, &big);
         assert_eq!(c.display(), "[Pasted Content 1200 chars]");
-        let mut c = Composer::default();
+        let mut c = InputBox::default();
         c.paste(Like::Gemini, "1\n2\n3\n4\n5\n6");
         assert_eq!(c.display(), "[Pasted Text: 6 lines]");
-        let mut c = Composer::default();
+        let mut c = InputBox::default();
         c.paste(Like::Gemini, &big);
         assert_eq!(c.display(), "[Pasted Text: 1200 chars]");
         assert!(c.has_placeholder());
@@ -146,7 +146,7 @@ mod tests {
 
     #[test]
     fn exact_text_kept() {
-        let mut c = Composer::default();
+        let mut c = InputBox::default();
         c.push_str("a\tb  ");
         c.push_char('\n');
         assert_eq!(c.text(), "a\tb  \n");

@@ -22,7 +22,7 @@ pub mod records;
 mod render;
 mod term;
 
-use composer::Composer;
+use composer::InputBox;
 use input::{Key, Parser};
 use render::{Entry, Frame, Painter, Stage, View};
 use serde_json::Value;
@@ -215,7 +215,7 @@ struct App {
     painted: bool,
     painter: Painter,
     parser: Parser,
-    composer: Composer,
+    composer: InputBox,
     history: Vec<Entry>,
     queue: Vec<String>,
     busy: Option<(Instant, Instant)>,
@@ -275,7 +275,7 @@ pub fn run(args: &FakeAgentArgs) -> anyhow::Result<()> {
         painted: false,
         painter: Painter::default(),
         parser: Parser::new(),
-        composer: Composer::default(),
+        composer: InputBox::default(),
         history: args
             .seed_echo
             .iter()

@@ -5,7 +5,7 @@
 //! `fixtures/README.md`), so the built-in profiles classify these frames the
 //! way they classify the real agents.
 
-use super::composer::Composer;
+use super::composer::InputBox;
 use super::{DialogKind, Like};
 use crate::core::text::width;
 use unicode_width::UnicodeWidthChar;
@@ -38,7 +38,7 @@ pub struct View<'a> {
     pub stage: Stage,
     pub dialog: Option<DialogKind>,
     pub history: &'a [Entry],
-    pub composer: &'a Composer,
+    pub composer: &'a InputBox,
     pub queue: &'a [String],
     /// Milliseconds since the busy period began; `None` when idle.
     pub busy_ms: Option<u64>,
@@ -62,13 +62,13 @@ pub struct Frame {
     /// `None`: leave the pane title alone.
     pub title: Option<String>,
     /// SGR attributes drawn over parts of rows (plain `rows` keep the text).
-    pub styles: Vec<Style>,
+    pub styles: Vec<SgrSpan>,
 }
 
 /// An SGR attribute (`sgr`, e.g. `2` dim, `7` reverse) over the cells `from..to`
 /// of row `row` (`to` = `usize::MAX`: to the end of the row).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Style {
+pub struct SgrSpan {
     pub row: usize,
     pub from: usize,
     pub to: usize,
@@ -82,7 +82,7 @@ pub const CLAUDE_AFTER_ERROR: &str = "Resend your message to try again";
 pub const CLAUDE_QUEUED: &str = "Press up to edit queued messages";
 
 /// `row` with the styles of that row applied (cells outside every style plain).
-pub fn styled(row: &str, styles: &[&Style]) -> String {
+pub fn styled(row: &str, styles: &[&SgrSpan]) -> String {
     if styles.is_empty() {
         return row.to_string();
     }
@@ -327,7 +327,7 @@ pub fn frame(v: &View) -> Frame {
             _ => Vec::new(),
         };
         for (from, to, sgr) in drawn {
-            styles.push(Style {
+            styles.push(SgrSpan {
                 row: y,
                 from,
                 to,
@@ -959,7 +959,7 @@ impl Painter {
             self.width = w;
         }
         for (y, row) in f.rows.iter().enumerate() {
-            let on_row: Vec<&Style> = f.styles.iter().filter(|st| st.row == y).collect();
+            let on_row: Vec<&SgrSpan> = f.styles.iter().filter(|st| st.row == y).collect();
             let out = styled(row, &on_row);
             if self.prev[y] == out {
                 continue;

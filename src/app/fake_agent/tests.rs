@@ -1,7 +1,7 @@
 //! Every frame the fake agent can draw, classified by the built-in profiles
 //! without tmux (the tmux tests in `tests/fake_agent_screens.rs` do it live).
 
-use super::composer::Composer;
+use super::composer::InputBox;
 use super::render::{self, Entry, Frame, Stage, View};
 use super::{DialogKind, Like};
 use crate::core::detect::{detect, Verdict};
@@ -24,7 +24,7 @@ struct Case {
     stage: Stage,
     dialog: Option<DialogKind>,
     history: Vec<Entry>,
-    composer: Composer,
+    composer: InputBox,
     queue: Vec<String>,
     busy_ms: Option<u64>,
     after_error: bool,
@@ -39,7 +39,7 @@ impl Case {
             stage: Stage::Main,
             dialog: None,
             history: Vec::new(),
-            composer: Composer::default(),
+            composer: InputBox::default(),
             queue: Vec::new(),
             busy_ms: None,
             after_error: false,
@@ -164,7 +164,7 @@ fn after_a_failed_turn_the_box_is_ready_and_a_typed_draft_is_a_draft() {
                     .iter()
                     .position(|r| r.ends_with(render::CLAUDE_AFTER_ERROR))
                     .expect("claude's after-error placeholder");
-                let on: Vec<&render::Style> = f.styles.iter().filter(|s| s.row == y).collect();
+                let on: Vec<&render::SgrSpan> = f.styles.iter().filter(|s| s.row == y).collect();
                 assert_eq!(
                     render::styled(&f.rows[y], &on),
                     "❯\u{a0}\x1b[7mR\x1b[0m\x1b[2mesend your message to try again\x1b[0m"
@@ -264,7 +264,7 @@ fn start_up_pictures_are_starting() {
                 stage: Stage::Main,
                 dialog: None,
                 history: &[],
-                composer: &Composer::default(),
+                composer: &InputBox::default(),
                 queue: &[],
                 busy_ms: None,
                 tick: 0,

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 pub struct Control {
     pub one_shot: Process,
-    conn: Option<Shared>,
+    conn: Option<SharedConn>,
     /// Why the connection is not in use (for `explain` and the log).
     pub fallback_reason: Option<String>,
     /// Not attached yet: attach when reads have gone on this long (see `new`).
@@ -31,9 +31,9 @@ pub struct Control {
 /// A connection that several readers (the threads of one fan-out) take turns on:
 /// one attach for all of them, and a poll costs ~0.25 ms instead of a fork each.
 #[derive(Clone)]
-pub struct Shared(Arc<Mutex<Conn>>);
+pub struct SharedConn(Arc<Mutex<Conn>>);
 
-impl Shared {
+impl SharedConn {
     fn exec(&self, line: &str, until: Until, timeout: Duration) -> Result<Replies> {
         let mut c = self.0.lock().unwrap_or_else(|p| p.into_inner());
         if c.broken {
@@ -351,7 +351,7 @@ impl Control {
             .and_then(|(_, w)| w.upgrade())
         {
             if !c.lock().unwrap_or_else(|p| p.into_inner()).broken {
-                self.adopt(Shared(c));
+                self.adopt(SharedConn(c));
                 return;
             }
         }
@@ -376,7 +376,7 @@ impl Control {
                         conn.server_key = server_key.clone();
                         let c = Arc::new(Mutex::new(conn));
                         reg.push((reg_key, Arc::downgrade(&c)));
-                        self.conn = Some(Shared(c));
+                        self.conn = Some(SharedConn(c));
                         None
                     }
                     Ok(_) => Some("control mode: unexpected reply".into()),
@@ -394,12 +394,12 @@ impl Control {
     }
 
     /// The connection, for other readers to [`adopt`](Control::adopt).
-    pub fn share(&self) -> Option<Shared> {
+    pub fn share(&self) -> Option<SharedConn> {
         self.conn.clone()
     }
 
     /// Poll through `conn` (another reader's connection) instead of attaching one.
-    pub fn adopt(&mut self, conn: Shared) {
+    pub fn adopt(&mut self, conn: SharedConn) {
         self.conn = Some(conn);
         self.pending = None;
         self.fallback_reason = None;
@@ -409,7 +409,7 @@ impl Control {
     /// session (unless `PROMPTGATE_CONTROL=off`): one attach in all, where each
     /// target polling on its own would fork a tmux client per poll or attach a
     /// connection each.
-    pub fn for_fanout(server: Server, pane: &str) -> Option<Shared> {
+    pub fn for_fanout(server: Server, pane: &str) -> Option<SharedConn> {
         if setting() == Setting::Off {
             return None;
         }

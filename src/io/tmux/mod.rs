@@ -12,7 +12,7 @@ pub mod lang;
 mod process;
 pub mod release;
 
-pub use control::{Control, Shared as SharedControl};
+pub use control::{Control, SharedConn};
 pub use process::Process;
 use release::split_fields;
 pub use release::Release;
