@@ -1267,7 +1267,7 @@ fn claude_hooks_install_and_uninstall_leave_settings_byte_identical() {
 
 /// What the agent records for `body`: as `expected`, and Copilot (like Claude)
 /// stores a pasted tab as 4 spaces.
-fn issue19_expected(agent: &str, body: &str) -> String {
+fn offline_expected_in_record(agent: &str, body: &str) -> String {
     let s = expected(agent, body);
     if agent == "copilot" {
         s.replace('\t', "    ")
@@ -1355,7 +1355,7 @@ fn copilot_trust_run(w: u16, h: u16) {
     assert_records(
         &a,
         &got,
-        &[issue19_expected("copilot", &body)],
+        &[offline_expected_in_record("copilot", &body)],
         "after the trust dialog",
     );
     let seen = a.seen.join(" -> ");
@@ -1378,14 +1378,14 @@ fn copilot_trust_run(w: u16, h: u16) {
 #[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn opencode_120x40() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    issue19a_ready_run("opencode", 120, 40);
+    offline_ready_run_ending_turns("opencode", 120, 40);
 }
 
 #[test]
 #[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn kilo_120x40() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    issue19a_ready_run("kilo", 120, 40);
+    offline_ready_run_ending_turns("kilo", 120, 40);
 }
 
 #[test]
@@ -1393,21 +1393,21 @@ fn kilo_120x40() {
 fn copilot_120x40() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     copilot_trust_run(120, 40);
-    issue19a_ready_run("copilot", 120, 40);
+    offline_ready_run_ending_turns("copilot", 120, 40);
 }
 
 #[test]
 #[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn opencode_80x24() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    issue19a_ready_run("opencode", 80, 24);
+    offline_ready_run_ending_turns("opencode", 80, 24);
 }
 
 #[test]
 #[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn kilo_80x24() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    issue19a_ready_run("kilo", 80, 24);
+    offline_ready_run_ending_turns("kilo", 80, 24);
 }
 
 #[test]
@@ -1415,7 +1415,7 @@ fn kilo_80x24() {
 fn copilot_80x24() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     copilot_trust_run(80, 24);
-    issue19a_ready_run("copilot", 80, 24);
+    offline_ready_run_ending_turns("copilot", 80, 24);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1436,7 +1436,7 @@ fn copilot_80x24() {
 
 /// The first-run dialogs of the issue 19 agents and the keys that answer them
 /// (none: the dialog cannot be answered offline; the run ends after the refusal).
-fn issue19_dialogs(agent: &str) -> Vec<Step> {
+fn offline_first_run_dialogs(agent: &str) -> Vec<Step> {
     match agent {
         "qwen" => vec![step(
             "onboarding",
@@ -1473,7 +1473,7 @@ fn issue19_dialogs(agent: &str) -> Vec<Step> {
 }
 
 /// `send()`, with the whole receipt and the screen when the proof is not `exact`.
-fn issue19_send(a: &Agent, body: &str, extra: &[&str]) -> (Value, Duration) {
+fn offline_send(a: &Agent, body: &str, extra: &[&str]) -> (Value, Duration) {
     let file = a.tmp.path().join("body.txt");
     std::fs::write(&file, body).unwrap();
     let f = file.display().to_string();
@@ -1505,7 +1505,7 @@ fn issue19_send(a: &Agent, body: &str, extra: &[&str]) -> (Value, Duration) {
 
 /// End an offline turn that would run on (auggie: Escape; aider: one Ctrl-C), once
 /// the record holds `n` messages; qwen ends its turn by itself.
-fn issue19_after_submit(a: &mut Agent, n: usize) -> Vec<String> {
+fn offline_end_turn(a: &mut Agent, n: usize) -> Vec<String> {
     let got = a.wait_records(n, 30.0);
     let key = match a.name {
         "auggie" => "Escape",
@@ -1573,11 +1573,11 @@ fn issue19_after_submit(a: &mut Agent, n: usize) -> Vec<String> {
 
 /// First run: each dialog read with its kind, a refused send into each, then (where
 /// the dialogs can be answered offline) one send lands once, last in the record.
-fn issue19_first_run(name: &'static str, w: u16, h: u16) -> String {
+fn offline_first_run(name: &'static str, w: u16, h: u16) -> String {
     let t0 = Instant::now();
     let mut a = Agent::start(name, "fresh", w, h, "");
     let mut shown = Vec::new();
-    let steps = issue19_dialogs(name);
+    let steps = offline_first_run_dialogs(name);
     for s in &steps {
         let want = format!("dialog:{}", s.kind);
         a.wait_for(
@@ -1641,9 +1641,9 @@ fn issue19_first_run(name: &'static str, w: u16, h: u16) -> String {
     if answered {
         a.wait_state("ready", 60.0);
         let body = format!("first prompt after the first-run dialogs of {name} at {w}x{h}");
-        let (r, _) = issue19_send(&a, &body, &["--timeout", "60", "--verify-timeout", "30"]);
+        let (r, _) = offline_send(&a, &body, &["--timeout", "60", "--verify-timeout", "30"]);
         let before = a.records();
-        let got = issue19_after_submit(&mut a, before.len().max(1));
+        let got = offline_end_turn(&mut a, before.len().max(1));
         // aider's record also holds the answer typed to its question (`n`)
         let want = expected(name, &body);
         assert_eq!(
@@ -1673,7 +1673,7 @@ fn issue19_first_run(name: &'static str, w: u16, h: u16) -> String {
 /// proof from the agent's own record and byte-exact there. `end_turn` waits for
 /// the record to hold `n` messages and ends an offline turn that would run on;
 /// `verify_timeout` (s) bounds the cold start's receipt. Returns the REPORT lines.
-fn issue19_ready_run(
+fn offline_ready_run(
     name: &'static str,
     w: u16,
     h: u16,
@@ -1728,7 +1728,7 @@ fn issue19_ready_run(
         a.seen
     );
     let gate_ms = r["gate"]["waited_ms"].as_u64().unwrap_or(0);
-    want.push(issue19_expected(name, &cold));
+    want.push(offline_expected_in_record(name, &cold));
     let got = end_turn(&mut a, 1);
     assert_records(&a, &got, &want, "cold start");
     let cold_states = a.seen.join(" -> ");
@@ -1759,7 +1759,7 @@ fn issue19_ready_run(
             a.capture()
         )
     });
-    want.push(issue19_expected(name, &draft));
+    want.push(offline_expected_in_record(name, &draft));
     let got = end_turn(&mut a, want.len());
     assert_records(&a, &got, &want, "draft");
     a.wait_state("ready", 30.0);
@@ -1779,9 +1779,9 @@ fn issue19_ready_run(
     ];
     let mut results = Vec::new();
     for (what, body) in &bodies {
-        // (issue19_send asserts `consumed` with proof `exact` from the record)
-        let (r, took) = issue19_send(&a, body, &["--wait-busy", "--timeout", "60"]);
-        want.push(issue19_expected(name, body));
+        // (offline_send asserts `consumed` with proof `exact` from the record)
+        let (r, took) = offline_send(&a, body, &["--wait-busy", "--timeout", "60"]);
+        want.push(offline_expected_in_record(name, body));
         let got = end_turn(&mut a, want.len());
         assert_records(&a, &got, &want, what);
         results.push(format!(
@@ -1826,24 +1826,24 @@ fn issue19_ready_run(
     ]
 }
 
-/// [`issue19_ready_run`] for OpenCode, Kilo and Copilot, whose offline turns the
+/// [`offline_ready_run`] for OpenCode, Kilo and Copilot, whose offline turns the
 /// test ends itself ([`records_then_end_turn`]).
-fn issue19a_ready_run(name: &'static str, w: u16, h: u16) {
-    for l in issue19_ready_run(name, w, h, records_then_end_turn, "45") {
+fn offline_ready_run_ending_turns(name: &'static str, w: u16, h: u16) {
+    for l in offline_ready_run(name, w, h, records_then_end_turn, "45") {
         println!("{l}");
     }
 }
 
-fn issue19_agent(name: &'static str) {
+fn offline_agent(name: &'static str) {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let first = issue19_first_run(name, 120, 40);
-    let ready = issue19_ready_run(name, 120, 40, issue19_after_submit, "30");
+    let first = offline_first_run(name, 120, 40);
+    let ready = offline_ready_run(name, 120, 40, offline_end_turn, "30");
     // auggie's turns take ~10 s each to interrupt for good (above): 120x40 only, to stay
     // within ~2 minutes
     let small = if name == "auggie" {
         Vec::new()
     } else {
-        issue19_ready_run(name, 80, 24, issue19_after_submit, "30")
+        offline_ready_run(name, 80, 24, offline_end_turn, "30")
     };
     for l in std::iter::once(first).chain(ready).chain(small) {
         println!("{l}");
@@ -1853,19 +1853,19 @@ fn issue19_agent(name: &'static str) {
 #[test]
 #[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn qwen_offline() {
-    issue19_agent("qwen");
+    offline_agent("qwen");
 }
 
 #[test]
 #[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn auggie_offline() {
-    issue19_agent("auggie");
+    offline_agent("auggie");
 }
 
 #[test]
 #[ignore = "a real agent: needs scripts/real-agents.sh install; run with --include-ignored (.ci/run does)"]
 fn aider_offline() {
-    issue19_agent("aider");
+    offline_agent("aider");
 }
 
 /// The receipt's `proof.match`, with `exact-but-whitespace` (the body but for
