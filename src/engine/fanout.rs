@@ -7,6 +7,7 @@
 use crate::core::error::{Error, Refused, Result};
 use crate::core::plan::Body;
 use crate::core::profile::Profiles;
+use crate::core::verify::ReceiptKind;
 use crate::engine::deliver::{deliver_to, Outcome, SendOpts, Shared};
 use crate::engine::observe::observe;
 use crate::io::tmux::{Process, Server, Tmux};
@@ -104,17 +105,14 @@ pub fn why(row: &serde_json::Value) -> String {
         .to_string()
 }
 
-/// One row per target for the report (each receipt also goes to the delivery log).
+/// One row per target for the report.
 pub fn rows(outcomes: &[Outcome]) -> Vec<serde_json::Value> {
     outcomes
         .iter()
         .map(|o| {
-            if let Some(rec) = &o.rec {
-                crate::io::log::append(rec);
-            }
             let mut r = match &o.rec {
                 Some(rec) => rec.to_json(),
-                None => json!({"pane": o.pane, "receipt": "not-sent"}),
+                None => json!({"pane": o.pane, "receipt": ReceiptKind::NotSent.as_str()}),
             };
             r["exit_code"] = o.code.into();
             if let Some(e) = &o.err {

@@ -14,6 +14,7 @@ use crate::core::error::Error;
 use crate::core::plan::sanitise;
 use crate::core::plan::Body;
 use crate::core::profile::Profiles;
+use crate::core::verify::ReceiptKind;
 use crate::engine::deliver::{deliver_to, SendOpts, Shared};
 use crate::engine::gate::{GateOpts, SystemClock};
 use crate::engine::observe::{observe, Observed};
@@ -366,6 +367,22 @@ fn refuse(msg: &str, v: Value) -> CallToolResult {
     let mut r = CallToolResult::structured_error(v);
     r.content.insert(0, ContentBlock::text(msg.to_string()));
     r
+}
+
+/// The body of a tool call, sanitised once; a body that cannot be sent is a
+/// not-sent refusal with its exit code.
+fn sanitised(body: &str) -> std::result::Result<Body, Box<CallToolResult>> {
+    Body::sanitise(body.as_bytes()).map_err(|e| {
+        let mut v = not_sent();
+        v["exit_code"] = e.exit_code().into();
+        Box::new(refuse(&format!("{e}; nothing was typed"), v))
+    })
+}
+
+/// `{"receipt": "not-sent"}`: a send that ended before anything was typed and
+/// before a receipt of its own.
+fn not_sent() -> Value {
+    json!({"receipt": ReceiptKind::NotSent.as_str()})
 }
 
 fn secs(v: Option<f64>, default: f64) -> std::result::Result<Duration, String> {
@@ -771,14 +788,9 @@ impl Gatekeeper {
         ct: CancellationToken,
     ) -> CallToolResult {
         let p = p.0;
-        let body = match Body::sanitise(p.body.as_bytes()) {
+        let body = match sanitised(&p.body) {
             Ok(b) => b,
-            Err(e) => {
-                return refuse(
-                    &format!("{e}; nothing was typed"),
-                    json!({"receipt": "not-sent", "exit_code": e.exit_code()}),
-                )
-            }
+            Err(r) => return *r,
         };
         let timeout = match secs(p.timeout_secs, 15.0) {
             Ok(t) => t,
@@ -791,7 +803,7 @@ impl Gatekeeper {
         blocking(move || {
             let (loc, _) = match gk.reach(&p.target) {
                 Ok(v) => v,
-                Err(e) => return refuse(&e, json!({"receipt": "not-sent"})),
+                Err(e) => return refuse(&e, not_sent()),
             };
             let opts = tool_opts(timeout, p.wait_busy, p.wait_dialog);
             let (hook_status, hook_pane) = (status.clone(), loc.id.clone());
@@ -825,7 +837,9 @@ impl Gatekeeper {
                 rec["error"] = e.to_string().into();
             }
             crate::io::log::append(&rec);
-            let receipt = typed.as_ref().map_or("not-sent", |r| r.receipt.as_str());
+            let receipt = typed
+                .as_ref()
+                .map_or(ReceiptKind::NotSent.as_str(), |r| r.receipt.as_str());
             if o.code != 0 {
                 let why = o
                     .err
@@ -890,14 +904,9 @@ impl Gatekeeper {
         ct: CancellationToken,
     ) -> CallToolResult {
         let p = p.0;
-        let body = match Body::sanitise(p.body.as_bytes()) {
+        let body = match sanitised(&p.body) {
             Ok(b) => b,
-            Err(e) => {
-                return refuse(
-                    &format!("{e}; nothing was typed"),
-                    json!({"receipt": "not-sent", "exit_code": e.exit_code()}),
-                )
-            }
+            Err(r) => return *r,
         };
         let (timeout, done_timeout) = match (
             secs(p.timeout_secs, 15.0),
@@ -913,7 +922,7 @@ impl Gatekeeper {
         blocking(move || {
             let (loc, _) = match gk.reach(&p.target) {
                 Ok(v) => v,
-                Err(e) => return refuse(&e, json!({"receipt": "not-sent"})),
+                Err(e) => return refuse(&e, not_sent()),
             };
             let opts = tool_opts(timeout, p.wait_busy, p.wait_dialog);
             // a cancelled request stops the gate before anything is typed, and

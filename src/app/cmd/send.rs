@@ -100,6 +100,9 @@ pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32>
     let consumed = outcomes.iter().filter(|o| o.code == 0).count();
     let total = outcomes.len();
     let exit = fanout_code(consumed, total);
+    for rec in outcomes.iter().filter_map(|o| o.rec.as_ref()) {
+        crate::io::log::append(rec);
+    }
     let rows = fanout::rows(&outcomes);
     let summary = format!("{consumed} of {total} consumed");
     if a.json {
