@@ -1503,6 +1503,22 @@ fn offline_send(a: &Agent, body: &str, extra: &[&str]) -> (Value, Duration) {
     (r, took)
 }
 
+/// How far apart the keys that end an offline turn must be (see [`offline_end_turn`]).
+fn key_gap(a: &Agent) -> Duration {
+    Duration::from_millis(if a.name == "aider" { 6000 } else { 2500 })
+}
+
+/// Press `key`, at least [`key_gap`] after the key pressed before it.
+fn spaced_key(a: &Agent, key: &str) {
+    static LAST_KEY: Mutex<Option<Instant>> = Mutex::new(None);
+    let mut last = LAST_KEY.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(t) = *last {
+        std::thread::sleep(key_gap(a).saturating_sub(t.elapsed()));
+    }
+    a.key(key);
+    *last = Some(Instant::now());
+}
+
 /// End an offline turn that would run on (auggie: Escape; aider: one Ctrl-C), once
 /// the record holds `n` messages; qwen ends its turn by itself.
 fn offline_end_turn(a: &mut Agent, n: usize) -> Vec<String> {
@@ -1514,12 +1530,11 @@ fn offline_end_turn(a: &mut Agent, n: usize) -> Vec<String> {
     };
     let st = a.wait_for("busy or ready", 20.0, |st, _| st == "busy" || st == "ready");
     if st == "busy" {
-        // aider quits on a Ctrl-C less than 2 s after the one before, whatever came between
-        static LAST_KEY: Mutex<Option<Instant>> = Mutex::new(None);
-        let mut last = LAST_KEY.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(t) = *last {
-            std::thread::sleep(Duration::from_millis(2300).saturating_sub(t.elapsed()));
-        }
+        // aider quits on a Ctrl-C less than 2 s after the one before, whatever came
+        // between, by the time it *handled* the one before: on a loaded machine that
+        // can be a second or more after the key (a CI run saw `^C KeyboardInterrupt`
+        // from two keys 2.5 s apart), so aider's keys are 6 s apart
+        let gap = key_gap(a);
         // the agent's own word that the turn ended, right above its prompt (auggie
         // missed an Escape once in a while and its turn ran on under a `ready` look)
         let done = match a.name {
@@ -1533,10 +1548,9 @@ fn offline_end_turn(a: &mut Agent, n: usize) -> Vec<String> {
             last(&[done]).is_some_and(|d| working.is_none_or(|w| d > w))
         };
         for _ in 0..3 {
-            a.key(key);
-            *last = Some(Instant::now());
+            spaced_key(a, key);
             let t = Instant::now();
-            while t.elapsed() < Duration::from_millis(2500) && !near_prompt(&a.capture()) {
+            while t.elapsed() < gap && !near_prompt(&a.capture()) {
                 std::thread::sleep(Duration::from_millis(100));
             }
             if near_prompt(&a.capture()) {
@@ -1562,7 +1576,7 @@ fn offline_end_turn(a: &mut Agent, n: usize) -> Vec<String> {
                     a.name,
                     a.capture()
                 );
-                a.key(key);
+                spaced_key(a, key);
                 continue 'idle;
             }
         }
