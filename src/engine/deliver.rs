@@ -428,104 +428,196 @@ pub struct Delivery<'a> {
     pub hook: PhaseHook<'a>,
 }
 
+/// Found before the gate: the agent, the plan, the pane's lock.
+struct Prepared {
+    server_key: String,
+    agent: String,
+    plan: Plan,
+    lock: PaneLock,
+    /// The read that identified the agent, when the gate may take it as its
+    /// first poll (no other sender held the pane since it was made).
+    first: Option<Screen>,
+    pane_pid: Option<u32>,
+}
+
+/// What gating and typing came to.
+struct Attempt {
+    /// The last gate (the one before typing, when it gated again).
+    gate: GateResult,
+    /// `None`: the gate did not open, nothing typed.
+    run: Option<Result<Delivered>>,
+    /// Why it gated again, each time the pane changed before anything was typed.
+    regates: Vec<String>,
+    /// Nothing was typed (the pane kept changing, the plan failed, the choke point).
+    untyped: bool,
+    /// Time spent gating (every gate), not delivering.
+    gate_time: Duration,
+    /// When the gate opened (Unix ms), right before typing.
+    opened_ms: u128,
+}
+
 impl Delivery<'_> {
-    /// The whole pipeline for one target. Never panics, never returns early without an Outcome.
+    /// The whole pipeline for one target, in order. Never panics, never returns
+    /// early without an Outcome.
     pub fn run(&self, tmux: &mut dyn Tmux, clock: &dyn Clock) -> Outcome {
-        let Delivery {
-            profiles,
-            target,
-            body,
-            opts: a,
-            shared,
-            hook,
-        } = *self;
         let read_at = crate::io::tmux::now_ms();
-        let (pane, screen) = match tmux.resolve_read(target) {
+        let (pane, screen) = match tmux.resolve_read(self.target) {
             Ok(v) => v,
-            Err(e) => return Outcome::failed(target, e),
+            Err(e) => return Outcome::failed(self.target, e),
         };
-        let mut live = Live::new(shared.live);
-        let prep = (|| {
-            let server_key = tmux.server_key()?;
-            // a pane launched a moment ago may not show its agent yet
-            let (first, read_at) =
-                observe_at_launch(tmux, profiles, a.agent.as_deref(), &pane, screen, read_at)?;
-            let Some(agent) = first.identity.agent.clone() else {
-                return Err(refusal(
-                    &first.verdict.state,
-                    &first.verdict.reason(),
-                    false,
-                ));
-            };
-            let pl = plan_body_for_pane(
-                body,
-                profiles.get(&agent)?.capability(),
-                first.screen.bracketed_paste,
-            )?;
-            let pane_pid = first.screen.pid;
-            live.begin(&pane, &agent, a.lock_timeout);
-            let lock = PaneLock::acquire_with(&server_key, &pane, a.lock_timeout, &mut || {
-                live.tick_with(|| {
-                    let why = "waiting for another sender to this pane to finish";
-                    ("locked".into(), why.into())
-                })
-            });
-            live.clear();
-            let lock = lock?;
-            // the read that identified the agent is the gate's first poll, unless
-            // another sender held the pane since it began (it may show that one's body)
-            let first =
-                (lock.waited_ms == 0 && lock.last_held_ms < read_at).then_some(first.screen);
-            Ok((server_key, agent, pl, lock, first, pane_pid))
-        })();
-        let (server_key, agent, mut pl, lock, mut first, pane_pid) = match prep {
-            Ok(v) => v,
-            Err(e) => return Outcome::failed(&pane, e),
-        };
-        let profile = match profiles.get(&agent) {
+        let mut live = Live::new(self.shared.live);
+        let mut prep = match self.prepare(tmux, &pane, screen, read_at, &mut live) {
             Ok(p) => p,
             Err(e) => return Outcome::failed(&pane, e),
         };
-        let force = a.force;
+        let profile = match self.profiles.get(&prep.agent) {
+            Ok(p) => p,
+            Err(e) => return Outcome::failed(&pane, e),
+        };
         // the agent's own record, marked before anything is typed (proof of receipt)
-        let mark = crate::io::record::mark(profile, pane_pid);
-        let hook_mark = crate::io::record::HookMark::new(&server_key, &pane);
-        // time spent gating (every gate, if it gated again), not delivering
-        let mut gate_time = Duration::ZERO;
-        // Gate, then deliver; when the pane changed after the gate's last look and
-        // nothing was typed (the look before typing, or tmux's own check on the
-        // paste), gate again, a few times.
+        let mark = crate::io::record::mark(profile, prep.pane_pid);
+        let hook_mark = crate::io::record::HookMark::new(&prep.server_key, &pane);
+        let attempt = match self.gate_and_type(tmux, clock, profile, &pane, &mut prep, &mut live) {
+            Ok(a) => a,
+            Err(e) => return Outcome::failed(&pane, e),
+        };
+        let mut rec = self.receipt(tmux, &pane, &prep, &attempt);
+        let (code, err) = match attempt.run {
+            // the gate did not open: its refusal
+            None => {
+                let g = &attempt.gate;
+                let e = refusal(&g.state, &g.reason, g.timed_out);
+                (e.exit_code(), Some(e))
+            }
+            Some(Ok(d)) => {
+                let mut j = d.judgement;
+                let proof = prove(&mark, &hook_mark, profile, &prep.plan, &mut j);
+                rec.proof = serde_json::to_value(&proof).ok();
+                rec.receipt = j.receipt;
+                rec.evidence = serde_json::to_value(&j.evidence).ok();
+                rec.resubmits = Some(d.resubmits);
+                rec.timings = Some(Timings {
+                    gate_ms: attempt.gate_time.as_millis() as u64,
+                    type_ms: d.typed.type_ms,
+                    settle_ms: d.typed.settle_ms,
+                    settled: d.typed.settled,
+                    verify_ms: d.verify_ms,
+                    total_ms: clock.now().as_millis() as u64,
+                    submit_at_ms: d.typed.submit_at_ms,
+                });
+                (receipt_code(&j.receipt), None)
+            }
+            Some(Err(e)) => {
+                // nothing typed (the pane kept changing): not-sent, as a gate refusal
+                rec.receipt = if attempt.untyped {
+                    ReceiptKind::NotSent
+                } else {
+                    ReceiptKind::Failed
+                };
+                (e.exit_code(), Some(e))
+            }
+        };
+        if let Some(e) = &err {
+            rec.error = Some(e.to_string());
+        }
+        rec.exit_code = code;
+        drop(prep.lock);
+        Outcome {
+            pane,
+            rec: Some(rec),
+            code,
+            err,
+        }
+    }
+
+    /// Identify the agent (a pane launched a moment ago may not show it yet),
+    /// plan the body for it, and take the pane's lock.
+    fn prepare(
+        &self,
+        tmux: &mut dyn Tmux,
+        pane: &str,
+        screen: Screen,
+        read_at: u128,
+        live: &mut Live,
+    ) -> Result<Prepared> {
+        let (profiles, a) = (self.profiles, self.opts);
+        let server_key = tmux.server_key()?;
+        let (first, read_at) =
+            observe_at_launch(tmux, profiles, a.agent.as_deref(), pane, screen, read_at)?;
+        let Some(agent) = first.identity.agent.clone() else {
+            return Err(refusal(
+                &first.verdict.state,
+                &first.verdict.reason(),
+                false,
+            ));
+        };
+        let plan = plan_body_for_pane(
+            self.body,
+            profiles.get(&agent)?.capability(),
+            first.screen.bracketed_paste,
+        )?;
+        let pane_pid = first.screen.pid;
+        live.begin(pane, &agent, a.lock_timeout);
+        let lock = PaneLock::acquire_with(&server_key, pane, a.lock_timeout, &mut || {
+            live.tick_with(|| {
+                let why = "waiting for another sender to this pane to finish";
+                ("locked".into(), why.into())
+            })
+        });
+        live.clear();
+        let lock = lock?;
+        // the read that identified the agent is the gate's first poll, unless
+        // another sender held the pane since it began (it may show that one's body)
+        let first = (lock.waited_ms == 0 && lock.last_held_ms < read_at).then_some(first.screen);
+        Ok(Prepared {
+            server_key,
+            agent,
+            plan,
+            lock,
+            first,
+            pane_pid,
+        })
+    }
+
+    /// Gate, then type and verify; when the pane changed after the gate's last
+    /// look and nothing was typed (the look before typing, or tmux's own check
+    /// on the paste), gate again, a few times. An error of the gate itself ends
+    /// the delivery with no receipt.
+    fn gate_and_type(
+        &self,
+        tmux: &mut dyn Tmux,
+        clock: &dyn Clock,
+        profile: &Profile,
+        pane: &str,
+        prep: &mut Prepared,
+        live: &mut Live,
+    ) -> Result<Attempt> {
+        let (a, shared, force) = (self.opts, self.shared, self.opts.force);
         let mut regates: Vec<String> = Vec::new();
         let mut untyped = false;
+        let mut gate_time = Duration::ZERO;
         let mut opened_ms;
         let (gate, run) = loop {
             let t_gate = clock.now();
-            let gate = match if force {
-                forced_gate(tmux, profile, &pane)
+            let gate = if force {
+                forced_gate(tmux, profile, pane)?
             } else {
-                run_gate(
-                    tmux,
-                    profiles,
-                    profile,
-                    (a, shared),
-                    &pane,
-                    first.take(),
-                    &mut live,
-                )
-            } {
-                Ok(g) => g,
-                Err(e) => return Outcome::failed(&pane, e),
+                let first = prep.first.take();
+                run_gate(tmux, self.profiles, profile, (a, shared), pane, first, live)?
             };
             gate_time += clock.now() - t_gate;
-            // the receipt's time: when the gate opened, right before typing
             opened_ms = crate::io::tmux::now_ms();
             if !gate.ready && !force {
                 break (gate, None);
             }
             // the agent may have turned bracketed paste on or off since the first look
             if gate.screen.bracketed_paste.is_some() {
-                match plan_body_for_pane(body, profile.capability(), gate.screen.bracketed_paste) {
-                    Ok(p) => pl = p,
+                match plan_body_for_pane(
+                    self.body,
+                    profile.capability(),
+                    gate.screen.bracketed_paste,
+                ) {
+                    Ok(p) => prep.plan = p,
                     Err(e) => {
                         untyped = true;
                         break (gate, Some(Err(e)));
@@ -533,27 +625,27 @@ impl Delivery<'_> {
                 }
             }
             let job = Job {
-                profiles,
+                profiles: self.profiles,
                 profile,
-                pane: &pane,
-                plan: &pl,
+                pane,
+                plan: &prep.plan,
                 pid: gate.screen.pid,
                 gate_screen: &gate.screen,
                 opts: a,
                 shared,
-                hook,
+                hook: self.hook,
             };
-            match job.run(tmux, clock, &mut live) {
+            match job.run(tmux, clock, live) {
                 Ok(Step::Regate(why)) if regates.len() < MAX_REGATES => regates.push(why),
                 Ok(Step::Regate(why)) => {
                     untyped = true;
                     let e = Error::PaneChanged(
-                    pane.clone(),
-                    format!(
-                        "it changed after each of {} ready looks, before anything was typed; nothing typed (last: {why})",
-                        MAX_REGATES + 1
-                    ),
-                );
+                        pane.to_string(),
+                        format!(
+                            "it changed after each of {} ready looks, before anything was typed; nothing typed (last: {why})",
+                            MAX_REGATES + 1
+                        ),
+                    );
                     break (gate, Some(Err(e)));
                 }
                 Ok(Step::Done(d)) => break (gate, Some(Ok(*d))),
@@ -564,27 +656,39 @@ impl Delivery<'_> {
                 Err(e) => break (gate, Some(Err(e))),
             }
         };
-        let gate_ms = gate_time.as_millis() as u64;
-        let mut rec = Receipt {
-            time_ms: opened_ms as u64,
-            pane: pane.clone(),
-            server: server_key,
-            agent,
+        Ok(Attempt {
+            gate,
+            run,
+            regates,
+            untyped,
+            gate_time,
+            opened_ms,
+        })
+    }
+
+    /// The receipt as the gate left it: not sent until the typing says otherwise.
+    fn receipt(&self, tmux: &dyn Tmux, pane: &str, prep: &Prepared, at: &Attempt) -> Receipt {
+        let (pl, gate) = (&prep.plan, &at.gate);
+        Receipt {
+            time_ms: at.opened_ms as u64,
+            pane: pane.to_string(),
+            server: prep.server_key.clone(),
+            agent: prep.agent.clone(),
             bytes_in: pl.bytes_in,
             bytes_out: pl.bytes_out,
             framing: pl.framing,
             chunks: pl.chunks.len(),
             changes: pl.changes.clone(),
-            forced: force,
+            forced: self.opts.force,
             control_mode: tmux.connected(),
-            lock_waited_ms: lock.waited_ms,
+            lock_waited_ms: prep.lock.waited_ms,
             gate: GateSummary {
                 ready: gate.ready,
                 state: gate.state.to_string(),
                 waited_ms: gate.waited_ms,
                 polls: gate.polls,
                 reason: gate.reason.clone(),
-                regated: regates,
+                regated: at.regates.clone(),
             },
             proof: None,
             receipt: ReceiptKind::NotSent,
@@ -595,54 +699,6 @@ impl Delivery<'_> {
             exit_code: 0,
             turn: None,
             via: None,
-        };
-        let Some(run) = run else {
-            let e = refusal(&gate.state, &gate.reason, gate.timed_out);
-            rec.error = Some(e.to_string());
-            rec.exit_code = e.exit_code();
-            return Outcome {
-                pane,
-                rec: Some(rec),
-                code: e.exit_code(),
-                err: Some(e),
-            };
-        };
-        let (code, err) = match run {
-            Ok((typed, mut j, resubmits, verify_ms)) => {
-                let proof = prove(&mark, &hook_mark, profile, &pl, &mut j);
-                rec.proof = serde_json::to_value(&proof).ok();
-                rec.receipt = j.receipt;
-                rec.evidence = serde_json::to_value(&j.evidence).ok();
-                rec.resubmits = Some(resubmits);
-                rec.timings = Some(Timings {
-                    gate_ms,
-                    type_ms: typed.type_ms,
-                    settle_ms: typed.settle_ms,
-                    settled: typed.settled,
-                    verify_ms,
-                    total_ms: clock.now().as_millis() as u64,
-                    submit_at_ms: typed.submit_at_ms,
-                });
-                (receipt_code(&j.receipt), None)
-            }
-            Err(e) => {
-                // nothing typed (the pane kept changing): not-sent, as a gate refusal
-                rec.receipt = if untyped {
-                    ReceiptKind::NotSent
-                } else {
-                    ReceiptKind::Failed
-                };
-                rec.error = Some(e.to_string());
-                (e.exit_code(), Some(e))
-            }
-        };
-        rec.exit_code = code;
-        drop(lock);
-        Outcome {
-            pane,
-            rec: Some(rec),
-            code,
-            err,
         }
     }
 }
@@ -765,7 +821,13 @@ fn run_gate(
     }
 }
 
-type Delivered = (Typed, Judgement, u32, u64);
+/// What the typing and the verification came to.
+struct Delivered {
+    typed: Typed,
+    judgement: Judgement,
+    resubmits: u32,
+    verify_ms: u64,
+}
 
 /// How a delivery ended: done (whatever the receipt), or nothing typed because
 /// the pane changed after the gate's last look (gate again).
@@ -893,7 +955,12 @@ impl Job<'_> {
                     evidence,
                     verdict: vb,
                 };
-                return Ok(Step::Done(Box::new((typed, j, 0, 0))));
+                return Ok(Step::Done(Box::new(Delivered {
+                    typed,
+                    judgement: j,
+                    resubmits: 0,
+                    verify_ms: 0,
+                })));
             }
             if let Some(h) = hook.filter(|_| !announced) {
                 h(Phase::Submitting)?;
@@ -931,7 +998,12 @@ impl Job<'_> {
                 },
                 verdict: detect(profile, &before),
             };
-            return Ok(Step::Done(Box::new((typed, j, 0, 0))));
+            return Ok(Step::Done(Box::new(Delivered {
+                typed,
+                judgement: j,
+                resubmits: 0,
+                verify_ms: 0,
+            })));
         }
         live.begin(pane, profile.name(), a.verify_timeout);
         let verified = verify_loop(
@@ -946,7 +1018,12 @@ impl Job<'_> {
         );
         live.clear();
         let (j, resubmits, ms) = verified?;
-        Ok(Step::Done(Box::new((typed, j, resubmits, ms))))
+        Ok(Step::Done(Box::new(Delivered {
+            typed,
+            judgement: j,
+            resubmits,
+            verify_ms: ms,
+        })))
     }
 }
 
