@@ -253,7 +253,7 @@ pub fn judge(p: &Profile, body: &str, before: &Screen, after: &Screen) -> Judgem
 }
 
 /// How the turn running in a pane ended (`--until-done`, MCP `wait_done`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Turn {
     /// The agent is ready again after its turn (or no turn was running).
     pub done: bool,

@@ -9,7 +9,7 @@ use crate::core::plan::Body;
 use crate::core::profile::Profiles;
 use crate::engine::deliver::{deliver_to, Outcome, SendOpts, Shared};
 use crate::engine::gate::Turn;
-use crate::engine::receipt::Receipt;
+use crate::engine::receipt::{Receipt, TurnReport};
 use crate::io::answer::Answer;
 use crate::io::tmux::{Server, Tmux};
 use serde_json::{json, Value};
@@ -190,13 +190,13 @@ pub fn answer_after(
                     .to_string(),
                 false => e.to_string(),
             };
-            rec.turn = Some(json!({"done": false, "error": why}));
+            rec.turn = Some(TurnReport::failed(why.clone()));
             rec.exit_code = asked.code;
             asked.err = Some(Error::Other(why));
             return asked;
         }
     };
-    rec.turn = serde_json::to_value(&turn).ok();
+    rec.turn = Some(TurnReport::Ended(turn.clone()));
     let Ok(profile) = profiles.get(&rec.agent) else {
         asked.answer = Some(Answer::none(format!("no profile {}", rec.agent)));
         asked.code = code::ASK_NO_ANSWER;
@@ -207,9 +207,8 @@ pub fn answer_after(
     let proved = rec
         .proof
         .as_ref()
-        .filter(|p| p["source"] == "transcript")
-        .and_then(|p| p["path"].as_str())
-        .map(str::to_string);
+        .filter(|p| p.source == "transcript")
+        .and_then(|p| p.path.clone());
     let paths = crate::io::answer::reply_files(
         profile,
         screen.as_ref().and_then(|s| s.pid),

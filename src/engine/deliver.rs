@@ -20,12 +20,11 @@ use crate::core::verify::receipt_code;
 use crate::core::verify::{judge, Judgement, ReceiptKind};
 use crate::engine::gate::{Clock, GateOpts, GateResult, SystemClock};
 use crate::engine::observe::observe_at_launch;
-use crate::engine::receipt::{GateSummary, Receipt, Timings};
+use crate::engine::receipt::{GateSummary, Receipt, Timings, TurnReport};
 use crate::io::live::Live;
 use crate::io::lock::PaneLock;
 use crate::io::tmux::{Control, Guard, Server, Tmux};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use std::time::Duration;
 
 /// How to deliver, whoever asks (the CLI converts its flags into these).
@@ -363,12 +362,9 @@ impl Outcome {
         let (code, turn) = match &t {
             Ok(t) => (
                 crate::core::verify::turn_code(t),
-                serde_json::to_value(t).unwrap_or_default(),
+                TurnReport::Ended(t.clone()),
             ),
-            Err(e) => (
-                e.exit_code(),
-                json!({"done": false, "error": e.to_string()}),
-            ),
+            Err(e) => (e.exit_code(), TurnReport::failed(e.to_string())),
         };
         self.code = code;
         rec.turn = Some(turn);
@@ -492,9 +488,9 @@ impl Delivery<'_> {
             Some(Ok(d)) => {
                 let mut j = d.judgement;
                 let proof = prove(&mark, &hook_mark, profile, &prep.plan, &mut j);
-                rec.proof = serde_json::to_value(&proof).ok();
+                rec.proof = Some(proof);
                 rec.receipt = j.receipt;
-                rec.evidence = serde_json::to_value(&j.evidence).ok();
+                rec.evidence = Some(j.evidence);
                 rec.resubmits = Some(d.resubmits);
                 rec.timings = Some(Timings {
                     gate_ms: attempt.gate_time.as_millis() as u64,

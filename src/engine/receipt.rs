@@ -5,7 +5,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::core::detect::Evidence;
 pub use crate::core::verify::ReceiptKind;
+use crate::core::verify::Turn;
+use crate::io::record::Proof;
 
 /// What the gate did before the send typed (the last gate, if it gated again).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,7 +35,29 @@ pub struct Timings {
     pub submit_at_ms: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// How the turn a send started ended (`--until-done`, `ask`), or why the wait
+/// for it failed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum TurnReport {
+    Ended(Turn),
+    /// The wait for the turn failed: `done` is false, `error` says why.
+    Failed {
+        done: bool,
+        error: String,
+    },
+}
+
+impl TurnReport {
+    pub fn failed(error: impl Into<String>) -> TurnReport {
+        TurnReport::Failed {
+            done: false,
+            error: error.into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Receipt {
     /// When the gate opened (Unix ms), right before typing.
     pub time_ms: u64,
@@ -48,23 +73,23 @@ pub struct Receipt {
     pub control_mode: bool,
     pub lock_waited_ms: u64,
     pub gate: GateSummary,
-    /// The agent's own record about this send (`crate::io::record::Proof`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub proof: Option<Value>,
+    /// The agent's own record about this send.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proof: Option<Proof>,
     pub receipt: ReceiptKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// The rule that decided the receipt (`crate::core::detect::Evidence`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub evidence: Option<Value>,
+    /// The rule that decided the receipt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Evidence>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resubmits: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timings: Option<Timings>,
     pub exit_code: i32,
     /// `--until-done`: how the turn the prompt started ended.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub turn: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn: Option<TurnReport>,
     /// Who asked, when not the command line (`mcp`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
@@ -73,7 +98,7 @@ pub struct Receipt {
 impl Receipt {
     /// The rule of the evidence, if there is evidence.
     pub fn evidence_rule(&self) -> Option<&str> {
-        self.evidence.as_ref().and_then(|e| e["rule"].as_str())
+        self.evidence.as_ref().map(|e| e.rule.as_str())
     }
 
     /// The rule of the evidence (empty when there is none).
@@ -81,18 +106,23 @@ impl Receipt {
         self.evidence_rule().unwrap_or("")
     }
 
-    /// A field of the proof, as text (`match`, `source`).
-    pub fn proof_field(&self, key: &str) -> Option<&str> {
-        self.proof.as_ref().and_then(|p| p[key].as_str())
+    /// The proof's `match` (`exact`, `mangled`, …), if there is a proof.
+    pub fn proof_match(&self) -> Option<&str> {
+        self.proof.as_ref().map(|p| p.matched)
+    }
+
+    /// The proof's `source` (`transcript`, `hook`, `screen`), if there is a proof.
+    pub fn proof_source(&self) -> Option<&str> {
+        self.proof.as_ref().map(|p| p.source)
     }
 
     /// What is known about the turn this send started (`--until-done`): the
     /// agent's own record holds the body (exactly or not), so its turn began;
     /// otherwise only a busy screen or the start grace can say so.
     pub fn turn_start(&self) -> crate::engine::gate::TurnStart {
-        let taken = self.proof_field("source") == Some("transcript")
+        let taken = self.proof_source() == Some("transcript")
             && matches!(
-                self.proof_field("match"),
+                self.proof_match(),
                 Some("exact" | "exact-but-whitespace" | "mangled")
             );
         if taken {
@@ -156,10 +186,17 @@ mod tests {
                 reason: "ready and still".into(),
                 regated: vec![],
             },
-            proof: Some(serde_json::json!({"source": "transcript", "match": "exact"})),
+            proof: Some(Proof {
+                source: "transcript",
+                matched: "exact",
+                ..Proof::default()
+            }),
             receipt: ReceiptKind::Consumed,
             error: None,
-            evidence: Some(serde_json::json!({"rule": "claude.footer.esc-to-interrupt"})),
+            evidence: Some(Evidence {
+                rule: "claude.footer.esc-to-interrupt".into(),
+                ..Evidence::default()
+            }),
             resubmits: Some(0),
             timings: Some(Timings {
                 gate_ms: 109,
@@ -209,10 +246,10 @@ mod tests {
         assert_eq!(v["framing"], "bracketed-paste");
         assert_eq!(v["receipt"], "consumed");
         assert_eq!(v["gate"]["regated"], serde_json::json!([]));
-        let back: Receipt = serde_json::from_value(v).unwrap();
-        assert_eq!(back, r);
         assert_eq!(r.rule(), "claude.footer.esc-to-interrupt");
-        assert_eq!(r.proof_field("match"), Some("exact"));
+        assert_eq!(r.proof_match(), Some("exact"));
+        assert_eq!(v["proof"]["source"], "transcript");
+        assert_eq!(v["evidence"]["rule"], "claude.footer.esc-to-interrupt");
         assert_eq!(r.changes_text(), "; 1 change: CRLF/CR -> LF x1");
     }
 

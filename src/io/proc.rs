@@ -212,9 +212,22 @@ fn tree_by_children(root: u32) -> Option<Vec<u32>> {
         match std::fs::read_dir(format!("/proc/{pid}/task")) {
             Ok(tasks) => {
                 for t in tasks.flatten() {
-                    match std::fs::read_to_string(t.path().join("children")) {
+                    // the kernel lists children without a lock: a read while other
+                    // threads of the process fork or reap can skip one, so each file
+                    // is read twice and the two lists joined
+                    let file = t.path().join("children");
+                    match std::fs::read_to_string(&file) {
                         Ok(c) => {
-                            tree.extend(c.split_whitespace().filter_map(|p| p.parse::<u32>().ok()))
+                            let again = std::fs::read_to_string(&file).unwrap_or_default();
+                            for pid in c
+                                .split_whitespace()
+                                .chain(again.split_whitespace())
+                                .filter_map(|p| p.parse::<u32>().ok())
+                            {
+                                if !tree.contains(&pid) {
+                                    tree.push(pid);
+                                }
+                            }
                         }
                         // a thread that ended meanwhile is fine; no such file at all is not
                         Err(e)
@@ -247,13 +260,19 @@ mod tests {
             .spawn()
             .unwrap();
         let me = std::process::id();
-        let quick = tree_by_children(me).expect("this kernel has children files");
+        // other tests fork and reap meanwhile: a look may still miss the child
+        // (see tree_by_children); one of a few looks finds it
+        let quick = (0..20)
+            .map(|_| tree_by_children(me).expect("this kernel has children files"))
+            .find(|t| t.contains(&child.id()))
+            .unwrap_or_else(|| panic!("{} never in the children files", child.id()));
         assert_eq!(quick[0], me);
-        assert!(quick.contains(&child.id()), "{quick:?}");
-        let tree = process_tree(me);
-        assert!(tree
-            .iter()
-            .any(|p| p.pid == child.id() && p.comm == "sleep"));
+        let seen = (0..20).any(|_| {
+            process_tree(me)
+                .iter()
+                .any(|p| p.pid == child.id() && p.comm == "sleep")
+        });
+        assert!(seen, "the sleep child is in the process tree");
         let _ = child.kill();
         let _ = child.wait();
         assert_eq!(tree_by_children(u32::MAX - 7), None);

@@ -63,7 +63,7 @@ impl StatusFile {
 }
 
 /// What the agent's own record says about one send (the receipt's `proof`).
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct Proof {
     /// `transcript` (the agent's record), `hook` (its hook event) or `screen`
     /// (no record could be read).

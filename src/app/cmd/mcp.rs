@@ -883,8 +883,8 @@ impl Gatekeeper {
                     loc.id,
                     r.agent,
                     r.bytes_out,
-                    r.proof_field("match").unwrap_or("none"),
-                    r.proof_field("source").unwrap_or("screen"),
+                    r.proof_match().unwrap_or("none"),
+                    r.proof_source().unwrap_or("screen"),
                 ),
                 None => format!("{} {receipt}", loc.id),
             };
