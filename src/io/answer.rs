@@ -642,30 +642,9 @@ pub fn reply_files(
         .or_else(|| profile.def.record.as_ref().map(|r| r.path.clone()))
         .ok_or("no reply path")?;
     let pane_pid = pane_pid.ok_or("tmux named no pane process")?;
-    let id = &profile.def.identify;
-    let agent = files
-        .process_tree(pane_pid)
-        .into_iter()
-        .find(|p| {
-            id.processes
-                .iter()
-                .chain(id.commands.iter())
-                .any(|n| crate::core::identify::proc_matches(p, n))
-        })
-        .ok_or_else(|| {
-            format!(
-                "no {} process under pane process {pane_pid}",
-                profile.name()
-            )
-        })?;
-    let env = files
-        .environ(agent.pid)
-        .ok_or_else(|| format!("cannot read the environment of pid {}", agent.pid))?;
-    let cwd = files
-        .read_link(Path::new(&format!("/proc/{}/cwd", agent.pid)))
-        .ok_or_else(|| format!("cannot read the directory of pid {}", agent.pid))?;
-    let pattern = crate::io::record::expand(&pattern, &env, &cwd)?;
-    for p in matching(&files, &pattern) {
+    let walked = files.process_tree(pane_pid);
+    let place = crate::io::record::place(&files, profile, pane_pid, &walked, &pattern)?;
+    for p in matching(&files, &place.pattern) {
         if !out.contains(&p) {
             out.push(p);
         }

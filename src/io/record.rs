@@ -243,19 +243,12 @@ pub fn mark(profile: &Profile, pane_pid: Option<u32>) -> std::result::Result<Mar
     let files = crate::io::files::Files::of_tmux();
     let pane_pid = pane_pid.ok_or("tmux named no pane process")?;
     let walked = files.process_tree(pane_pid);
-    let agent = agent_process(profile, pane_pid, &walked).ok_or_else(|| {
-        format!(
-            "no {} process under pane process {pane_pid}",
-            profile.name()
-        )
-    })?;
-    let env = files
-        .environ(agent.pid)
-        .ok_or_else(|| format!("cannot read the environment of pid {}", agent.pid))?;
-    let cwd = files
-        .read_link(Path::new(&format!("/proc/{}/cwd", agent.pid)))
-        .ok_or_else(|| format!("cannot read the directory of pid {}", agent.pid))?;
-    let pattern = expand(&def.path, &env, &cwd)?;
+    let Place {
+        agent,
+        env,
+        cwd,
+        pattern,
+    } = place(&files, profile, pane_pid, &walked, &def.path)?;
     // An agent that keeps no record here is not waited for after every send:
     // some directory of the record's, below HOME, must exist already (the
     // agent's own, such as ~/.claude, made at its start).
@@ -983,7 +976,45 @@ pub fn expand(
     Ok(PathBuf::from(out))
 }
 
-/// The agent's own process under the pane: the first whose name its profile lists.
+/// Where the agent under a pane lives: its process, environment and directory,
+/// and a record's or reply's `path` expanded in them.
+pub struct Place {
+    pub agent: Proc,
+    pub env: BTreeMap<String, String>,
+    pub cwd: PathBuf,
+    pub pattern: PathBuf,
+}
+
+/// The [`Place`] of the agent of `profile` under `pane_pid` (`walked`: the
+/// processes under the pane, read through `files`), with `path` expanded.
+pub fn place(
+    files: &crate::io::files::Files,
+    profile: &Profile,
+    pane_pid: u32,
+    walked: &[Proc],
+    path: &str,
+) -> std::result::Result<Place, String> {
+    let agent = agent_process(profile, pane_pid, walked).ok_or_else(|| {
+        format!(
+            "no {} process under pane process {pane_pid}",
+            profile.name()
+        )
+    })?;
+    let env = files
+        .environ(agent.pid)
+        .ok_or_else(|| format!("cannot read the environment of pid {}", agent.pid))?;
+    let cwd = files
+        .read_link(Path::new(&format!("/proc/{}/cwd", agent.pid)))
+        .ok_or_else(|| format!("cannot read the directory of pid {}", agent.pid))?;
+    let pattern = expand(path, &env, &cwd)?;
+    Ok(Place {
+        agent,
+        env,
+        cwd,
+        pattern,
+    })
+}
+
 /// The agent's own process under the pane: the first whose name its profile
 /// lists, in `procs` or (when that is empty) in a fresh walk of `/proc`.
 fn agent_process(profile: &Profile, pane_pid: u32, procs: &[Proc]) -> Option<Proc> {
