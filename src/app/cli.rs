@@ -90,6 +90,9 @@ pub enum Command {
     /// What an installed hook runs: record one agent event for its pane
     #[command(hide = true)]
     HookEvent(HookEventArgs),
+    /// What the tmux plugin's keys run (plugin/promptgate.sh): prints nothing, exits 0
+    #[command(hide = true)]
+    Plugin(PluginArgs),
     /// A simulated agent to try promptgate on: run it in a tmux pane (see docs/usage.md, "Try it by hand")
     FakeAgent(crate::app::fake_agent::FakeAgentArgs),
 }
@@ -345,6 +348,29 @@ pub enum StatusFormat {
     Plain,
     Tsv,
     Json,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct PluginArgs {
+    #[arg(value_enum)]
+    pub action: PluginAction,
+    /// The pane the key was pressed in (prompt-done: the target pane's number)
+    pub origin: String,
+    /// The client it was pressed on
+    #[arg(default_value = "")]
+    pub client: String,
+    /// prompt-done: the paste buffer holding the reply
+    pub buffer: Option<String>,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PluginAction {
+    Send,
+    PromptDone,
+    Compose,
+    Paste,
+    Pick,
+    Broadcast,
 }
 
 #[derive(clap::Args, Debug)]

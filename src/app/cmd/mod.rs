@@ -11,6 +11,7 @@ pub mod explain;
 mod hooks;
 pub mod mcp;
 mod plan;
+mod plugin;
 mod profiles;
 pub mod queue;
 mod send;
@@ -74,6 +75,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         }
         Command::Completions(a) => docs::completions(a),
         Command::Man(a) => docs::man(a),
+        Command::Plugin(a) => plugin::run(&server, &profiles()?, a),
         Command::Doctor(a) => crate::app::cmd::doctor::run(&server, &profiles()?, a),
         Command::FakeAgent(a) => fake_agent(a),
     }

@@ -65,6 +65,13 @@ impl Process {
         }
     }
 
+    /// The same, waiting up to `d` for each call (a popup returns when its
+    /// command exits).
+    pub fn with_timeout(mut self, d: Duration) -> Process {
+        self.timeout = d;
+        self
+    }
+
     /// Run tmux with `args`, feeding `stdin`; returns stdout. `target` names the pane in errors.
     pub fn run(&self, args: &[&str], stdin: Option<&[u8]>, target: Option<&str>) -> Result<String> {
         let what = args.first().copied().unwrap_or("tmux").to_string();
