@@ -7,25 +7,6 @@
 
 PG_HELPER="$PG_DIR/plugin/promptgate.sh"
 
-# The running tmux's release as a number (3.2a -> 302, 3.7c -> 307), from
-# `tmux -V`; a build that names no release (master, a fork) counts as the newest.
-# The client and the server must be the same release, so this is the server's.
-pg_tmux_version() {
-	local v
-	if [ -z "${PG_TMUX_VER:-}" ]; then
-		v=$(tmux -V 2>/dev/null)
-		v=${v#* }
-		v=${v#next-}
-		case $v in
-		[0-9]*.[0-9]*)
-			PG_TMUX_VER=$((${v%%.*} * 100 + $(printf '%s' "${v#*.}" | sed 's/[^0-9].*//; s/^$/0/')))
-			;;
-		*) PG_TMUX_VER=9999 ;;
-		esac
-	fi
-	return 0
-}
-
 # Expand a format with `display-message -p` ($1: target or "", $2: format) and
 # print it with the one escape some releases add undone: tmux 3.4 prints `$`
 # before a letter, `_` or `{` as `\$`. Fields are best split on TAB, which no

@@ -27,13 +27,13 @@ pg_action_edit() { # FILE (runs inside the popup, on its terminal)
 	fi
 }
 
+# The build key: scripts/install.sh in a popup (titled from tmux 3.3 on), else a pane.
 pg_action_install() { # ORIGIN CLIENT
 	local origin=$1 client=$2 cmd
 	local -a opts=(-c "$client" -E -w 90% -h 80% -d "$(pg_literal "$PG_DIR")")
 	cmd="bash $(pg_sh_quote "$PG_DIR/scripts/install.sh") --pause"
-	pg_tmux_version
-	[ "$PG_TMUX_VER" -lt 303 ] || opts+=(-T " promptgate: build ")
-	if ! tmux display-popup "${opts[@]}" "$cmd" 2>/dev/null; then
+	if ! tmux display-popup "${opts[@]}" -T " promptgate: build " "$cmd" 2>/dev/null &&
+		! tmux display-popup "${opts[@]}" "$cmd" 2>/dev/null; then
 		tmux split-window -t "$origin" -c "$(pg_literal "$PG_DIR")" "$cmd" 2>/dev/null ||
 			pg_msg "$client" "promptgate: could not open a popup or a pane; run: cd $PG_DIR && cargo build --release --locked"
 	fi

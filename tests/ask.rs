@@ -252,8 +252,18 @@ fn ctrl_c_during_the_wait_leaves_the_prompt_delivered_and_says_so() {
     let home = srv.dir.path().join("home-ctrl-c");
     let (pane, transcript) = srv.fake_in(&home, "claude", &["--records", "--busy-ms", "600000"]);
     srv.wait_state(&pane, "ready", 10.0);
-    let child = srv
-        .pg_cmd(&["ask", "-t", &pane, "a long one"])
+    let mut cmd = srv.pg_cmd(&["ask", "-t", &pane, "a long one"]);
+    // A test run started in the background (`cmd &`, nohup) ignores SIGINT, and
+    // promptgate keeps a signal ignored that its caller ignores: give the child
+    // the default, as a terminal would.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let child = cmd
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
