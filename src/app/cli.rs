@@ -642,7 +642,7 @@ pub struct DemoArgs {
 }
 
 /// The largest values of the numeric flags: every number is checked when the
-/// command line is parsed, so none can overflow a clock later (issue 15).
+/// command line is parsed, so none can overflow a clock later.
 pub const MINUTE_MS: u64 = 60_000;
 pub const HOUR: f64 = 3_600.0;
 pub const DAY: f64 = 86_400.0;

@@ -830,7 +830,7 @@ mod tests {
     }
     use crate::core::profile::Profiles;
 
-    /// The prompts that quote a dialog (issue 15 item 7), one per dialog phrase.
+    /// The prompts that quote a dialog, one per dialog phrase.
     pub(crate) const QUOTES: &[&str] = &[
         "Do you want to create a test for this?",
         "Press Enter to continue when done",

@@ -609,7 +609,7 @@ mod tests {
 
     #[test]
     fn opencode_kilo_and_copilot_by_their_process_trees() {
-        // as seen under real panes (issue 19): kilo and copilot run as `node`
+        // as seen under real panes : kilo and copilot run as `node`
         let p = Profiles::builtin();
         for (cmd, procs, want) in [
             (

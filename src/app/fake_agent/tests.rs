@@ -294,7 +294,7 @@ fn wrap_keeps_rows_within_width() {
     assert_eq!(render::wrap("abc", 3), vec!["abc"]);
 }
 
-/// OpenCode's look (issue 19): the home screen's box, typed and pasted drafts,
+/// OpenCode's look: the home screen's box, typed and pasted drafts,
 /// busy with its progress-bar footer, the session view's empty box, a long
 /// transcript, the permission prompt, and the start-up flash, at every size.
 #[test]

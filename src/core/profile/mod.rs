@@ -18,7 +18,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("claude", include_str!("claude.toml")),
     ("codex", include_str!("codex.toml")),
     ("gemini", include_str!("gemini.toml")),
-    // issue 19
+    // the agents added after the first three
     ("opencode", include_str!("opencode.toml")),
     ("kilo", include_str!("kilo.toml")),
     ("copilot", include_str!("copilot.toml")),
