@@ -596,3 +596,80 @@ fn on_a_full_disk_the_queue_types_nothing_it_could_not_journal() {
         "nothing typed while the journal could not be written, then once\n{said}\n{e}"
     );
 }
+
+#[test]
+fn an_asked_prompt_keeps_its_own_answer_and_the_next_prompt_waits_for_it() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let qdir = srv.dir.path().join("queue");
+    let home = srv.dir.path().join("home-asked");
+    let (pane, t) = srv.fake_in(&home, "claude", &["--records", "--busy-ms", "1200"]);
+    srv.wait_state(&pane, "ready", 15.0);
+    let mut ids = Vec::new();
+    for (body, ask) in [
+        ("first, asked", true),
+        ("second, plain", false),
+        ("third, asked", true),
+    ] {
+        let mut args = vec!["add", "-t", &pane];
+        if ask {
+            args.push("--ask");
+        }
+        args.push(body);
+        let o = queue_cmd(&srv, &qdir, &args).output().unwrap();
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        ids.push(text(&o.stdout).trim().to_string());
+    }
+    // still queued: no answer yet, and it says so
+    let o = queue_cmd(&srv, &qdir, &["answer", &ids[0]])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    assert!(stderr(&o).contains("is still queued"), "{}", stderr(&o));
+    let o = bounded(queue_cmd(
+        &srv,
+        &qdir,
+        &["run", "--once", "--max-secs", "60"],
+    ));
+    assert_eq!(code(&o), 0, "{}\n{}", text(&o.stdout), stderr(&o));
+    let out = text(&o.stdout);
+    // the plain prompt went in only after the first one's turn ended and its
+    // answer was kept: each answer is the reply to its own prompt
+    let at = |what: &str, id: &str| {
+        out.lines()
+            .position(|l| l.contains(&format!("\t{what}\t{id}")))
+            .unwrap_or_else(|| panic!("no {what} line for {id}:\n{out}"))
+    };
+    assert!(at("answered", &ids[0]) < at("delivered", &ids[1]), "{out}");
+    assert!(!out.contains(&format!("\tanswered\t{}", ids[1])), "{out}");
+    assert_eq!(
+        prompts(&t),
+        vec!["first, asked", "second, plain", "third, asked"]
+    );
+    for (id, n) in [(&ids[0], 1), (&ids[2], 3)] {
+        let o = queue_cmd(&srv, &qdir, &["answer", id]).output().unwrap();
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert_eq!(
+            text(&o.stdout),
+            format!("Fake reply to prompt {n} (promptgate fake-agent).\n")
+        );
+        let o = queue_cmd(&srv, &qdir, &["answer", id, "--json"])
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["state"], "answered");
+        assert_eq!(v["result"]["receipt"], "consumed");
+        assert_eq!(
+            v["result"]["answer"]["text"],
+            format!("Fake reply to prompt {n} (promptgate fake-agent).")
+        );
+    }
+    // the plain prompt keeps no answer; the list names the two that do
+    let o = queue_cmd(&srv, &qdir, &["answer", &ids[1]])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 2, "{}", stderr(&o));
+    let o = queue_cmd(&srv, &qdir, &["answer"]).output().unwrap();
+    let list = text(&o.stdout);
+    assert_eq!(list.lines().count(), 2, "{list}");
+    assert!(list.lines().all(|l| l.contains("\tanswered\t")), "{list}");
+}

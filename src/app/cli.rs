@@ -567,6 +567,14 @@ pub enum QueueCmd {
     },
     /// Remove a queued prompt
     Drop { id: String },
+    /// The answers of prompts queued with --ask: a list, or one answer's text (by id or a unique prefix)
+    Answer {
+        /// One answer's text on stdout (exit 0 when answered, 20 while waiting, the ask exit code when it failed)
+        id: Option<String>,
+        /// One JSON object per answer (the answer of `ask --json` inside)
+        #[arg(long)]
+        json: bool,
+    },
     /// Deliver the queues: each pane's prompts in order, whenever it is ready
     Run(QueueRunArgs),
 }
@@ -581,6 +589,9 @@ pub struct QueueAddArgs {
     /// Agent profile to use for this pane
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
+    /// Once delivered, wait for the turn and keep the agent's answer (`queue answer ID`)
+    #[arg(long)]
+    pub ask: bool,
     #[command(flatten)]
     pub body: BodyArgs,
 }
@@ -604,6 +615,9 @@ pub struct QueueRunArgs {
     /// Seconds to watch for each receipt (0 to 3600)
     #[arg(long, default_value_t = 10.0, value_name = "SECS", value_parser = secs(HOUR), allow_negative_numbers = true)]
     pub verify_timeout: f64,
+    /// For prompts queued with --ask: the longest a turn may take, in seconds (0 to 86400)
+    #[arg(long, default_value_t = 1800.0, value_name = "SECS", value_parser = secs(DAY), allow_negative_numbers = true)]
+    pub done_timeout: f64,
 }
 
 #[derive(Args, Debug)]

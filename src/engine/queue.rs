@@ -35,6 +35,10 @@ pub struct Item {
     pub last_receipt: Option<String>,
     #[serde(default)]
     pub last_reason: Option<String>,
+    /// `queue add --ask`: once delivered, wait for the turn and keep the
+    /// agent's answer beside the queue ([`Kept`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ask: bool,
 }
 
 impl Item {
@@ -51,6 +55,7 @@ impl Item {
             attempts: 0,
             last_receipt: None,
             last_reason: None,
+            ask: false,
         }
     }
 }
@@ -310,6 +315,79 @@ pub fn counts(dir: &Path, server: &str) -> std::collections::HashMap<String, usi
     m
 }
 
+/// The answer to an asked item (`queue add --ask`), kept in
+/// `DIR/answers/ID.json` once the item was delivered (the item itself is gone
+/// from the queue then): `waiting` while the watcher waits for the turn, then
+/// `answered`, or `failed` with why (an approval dialog, an API error, no
+/// answer in the record, the turn not ending in time), or `stopped` when the
+/// watcher that waited is gone.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Kept {
+    pub id: String,
+    pub server: String,
+    pub pane: String,
+    pub body: String,
+    pub state: String,
+    pub delivered_ms: u64,
+    /// The watcher that waits for the turn (while `waiting`).
+    pub watcher_pid: u32,
+    /// The answer's text (`answered`).
+    #[serde(default)]
+    pub text: Option<String>,
+    /// What `ask` would exit with.
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// Why there is no answer, in words.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// `ask --json`'s object: the receipt with its turn, and `answer`.
+    #[serde(default)]
+    pub result: Option<serde_json::Value>,
+}
+
+/// Where asked items' answers are kept.
+pub fn answers_dir(dir: &Path) -> PathBuf {
+    dir.join("answers")
+}
+
+/// Write an answer (atomically, a regular file of its own).
+pub fn save_answer(dir: &Path, k: &Kept) -> Result<()> {
+    if !valid_id(&k.id) {
+        return Err(Error::Other(format!(
+            "queue id {:?} is not a plain name",
+            k.id
+        )));
+    }
+    let d = crate::io::store::dir(&answers_dir(dir), "the queue's answers directory")?;
+    let text = serde_json::to_string_pretty(k).map_err(|e| Error::Other(e.to_string()))?;
+    crate::io::store::replace_atomic(
+        &d.join(format!("{}.json", k.id)),
+        text.as_bytes(),
+        "a queue answer",
+    )
+}
+
+/// Every kept answer, oldest first; files that are not regular or not answers
+/// are left out.
+pub fn load_answers(dir: &Path) -> Vec<Kept> {
+    let d = crate::io::store::canonical_lenient(&answers_dir(dir));
+    let Ok(rd) = std::fs::read_dir(&d) else {
+        return Vec::new();
+    };
+    let mut names: Vec<_> = rd.flatten().map(|e| e.file_name()).collect();
+    names.sort();
+    names
+        .into_iter()
+        .filter(|n| {
+            let n = n.to_string_lossy();
+            !n.starts_with('.') && n.ends_with(".json")
+        })
+        .filter_map(|n| crate::io::store::read_regular(&d.join(n), Some(&d), 64 << 20).ok())
+        .filter_map(|b| serde_json::from_slice::<Kept>(&b).ok())
+        .filter(|k| valid_id(&k.id))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,6 +406,7 @@ mod tests {
             attempts: 0,
             last_receipt: None,
             last_reason: None,
+            ask: false,
         };
         let (a, b) = (mk("first"), mk("second"));
         save(d.path(), &b).unwrap();

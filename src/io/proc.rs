@@ -249,6 +249,19 @@ fn tree_by_children(root: u32) -> Option<Vec<u32>> {
     Some(tree)
 }
 
+/// Whether process `pid` exists (a signal 0 reaches it, or it is another user's).
+pub fn alive(pid: u32) -> bool {
+    let Ok(p) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if p <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks that the process exists
+    let sent = unsafe { libc::kill(p, 0) == 0 };
+    sent || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -35,6 +35,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: QueueArgs) -> Result<i32> {
                 Err(Error::Usage(format!("no queued prompt {id}")))
             }
         }
+        QueueCmd::Answer { id, json } => answer(&dir, id.as_deref(), json),
         QueueCmd::Run(r) => watch(server, profiles, &queue::open_dir()?, r),
     }
 }
@@ -66,7 +67,8 @@ fn add(server: &Server, profiles: &Profiles, dir: &Path, a: QueueAddArgs) -> Res
             return Err(refusal(&state, &reason, false));
         }
     }
-    let item = Item::pending(server.spec(), pane, a.agent, body);
+    let mut item = Item::pending(server.spec(), pane, a.agent, body);
+    item.ask = a.ask;
     queue::save(dir, &item)?;
     out(&item.id)?;
     Ok(0)
@@ -89,6 +91,108 @@ fn list(dir: &Path, json: bool) -> Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// `queue answer [ID]`: the kept answers of asked prompts. A `waiting` answer
+/// whose watcher is gone shows as `stopped`.
+fn answer(dir: &Path, id: Option<&str>, json: bool) -> Result<i32> {
+    let all: Vec<queue::Kept> = queue::load_answers(dir)
+        .into_iter()
+        .map(|mut k| {
+            if k.state == "waiting" && !crate::io::proc::alive(k.watcher_pid) {
+                k.state = "stopped".into();
+                k.error =
+                    Some("the watcher that waited for the turn stopped before it ended".into());
+            }
+            k
+        })
+        .collect();
+    let Some(prefix) = id else {
+        for k in &all {
+            if json {
+                out(&serde_json::to_string(k).unwrap_or_default())?;
+            } else {
+                out(&format!(
+                    "{}\t{}\t{}\t{}\t{}",
+                    k.id,
+                    k.pane,
+                    k.state,
+                    preview(&k.body),
+                    k.text
+                        .as_deref()
+                        .map(preview)
+                        .unwrap_or_else(|| k.error.clone().unwrap_or_default())
+                ))?;
+            }
+        }
+        return Ok(0);
+    };
+    let hits: Vec<&queue::Kept> = all.iter().filter(|k| k.id.starts_with(prefix)).collect();
+    let k = match hits.as_slice() {
+        [k] => *k,
+        [] => {
+            let queued = queue::resolve_id(dir, prefix).is_ok();
+            return Err(Error::Usage(match queued {
+                true => {
+                    format!("{prefix} is still queued: its answer is kept once it is delivered")
+                }
+                false => format!("no answer kept for {prefix} (queue answer lists them)"),
+            }));
+        }
+        _ => {
+            return Err(Error::Usage(format!(
+                "{prefix} names {} answers: give more of the id",
+                hits.len()
+            )))
+        }
+    };
+    if json {
+        out(&serde_json::to_string(k).unwrap_or_default())?;
+    }
+    match k.state.as_str() {
+        "answered" => {
+            if !json {
+                out(k.text.as_deref().unwrap_or(""))?;
+            }
+            Ok(0)
+        }
+        "waiting" => {
+            eprintln!(
+                "promptgate: {} {}: delivered, waiting for the turn to end",
+                k.id, k.pane
+            );
+            Ok(code::TIMEOUT)
+        }
+        _ => {
+            eprintln!(
+                "promptgate: {} {}: {}: {}",
+                k.id,
+                k.pane,
+                k.state,
+                k.error.as_deref().unwrap_or("")
+            );
+            Ok(k.exit_code.filter(|c| *c != 0).unwrap_or(code::TIMEOUT))
+        }
+    }
+}
+
+/// The turns a watcher waits for, of items queued with `--ask`: the panes
+/// (whose next prompt waits until the answer is kept) and the lines to print
+/// when each answer is in.
+#[derive(Clone)]
+struct Asks {
+    panes: std::sync::Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    done: std::sync::mpsc::Sender<Event>,
+}
+
+impl Asks {
+    fn waiting(&self, pane: &str) -> bool {
+        self.panes.lock().map(|p| p.contains(pane)).unwrap_or(false)
+    }
+
+    fn any(&self) -> bool {
+        self.panes.lock().map(|p| !p.is_empty()).unwrap_or(false)
+    }
 }
 
 /// `send` options for one queued item: it waits through busy for the
@@ -187,7 +291,15 @@ fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> R
     let mut why: HashMap<String, String> = HashMap::new();
     let mut delivered = 0usize;
     let mut first = true;
+    let (tx, answered) = std::sync::mpsc::channel();
+    let asks = Asks {
+        panes: Default::default(),
+        done: tx,
+    };
     loop {
+        for ev in answered.try_iter() {
+            out(&ev.line())?;
+        }
         let items = mine()?;
         if first {
             first = false;
@@ -221,14 +333,19 @@ fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> R
                 heads.push(i);
             }
         }
-        let live: Vec<&Item> = heads.iter().filter(|i| i.phase != Phase::Held).collect();
-        if live.is_empty() && r.once {
+        // a pane whose asked prompt's turn is still waited for gets its next
+        // prompt once the answer is kept
+        let live: Vec<&Item> = heads
+            .iter()
+            .filter(|i| i.phase != Phase::Held && !asks.waiting(&i.pane))
+            .collect();
+        if live.is_empty() && r.once && !asks.any() {
             return once_done(&mine()?, &why, delivered, &spec);
         }
         let steps: Vec<(bool, Option<Event>)> = std::thread::scope(|s| {
             let hs: Vec<_> = live
                 .iter()
-                .map(|i| s.spawn(|| step(server, profiles, dir, i, &r)))
+                .map(|i| s.spawn(|| step(server, profiles, dir, i, &r, &asks)))
                 .collect();
             hs.into_iter()
                 .map(|h| h.join().unwrap_or((false, None)))
@@ -249,6 +366,7 @@ fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> R
         }
         if r.once
             && progress == 0
+            && !asks.any()
             && r.max_secs
                 .is_none_or(|m| start.elapsed() >= Duration::from_secs_f64(m))
         {
@@ -336,6 +454,7 @@ fn step(
     dir: &Path,
     item: &Item,
     r: &QueueRunArgs,
+    asks: &Asks,
 ) -> (bool, Option<Event>) {
     let fail = |e: Error| {
         (
@@ -383,7 +502,7 @@ fn step(
                 )),
             ),
         },
-        _ => deliver(server, profiles, dir, item, r),
+        _ => deliver(server, profiles, dir, item, r, asks),
     }
 }
 
@@ -412,6 +531,7 @@ fn deliver(
     dir: &Path,
     item: &Item,
     r: &QueueRunArgs,
+    asks: &Asks,
 ) -> (bool, Option<Event>) {
     // a Ctrl-C while this item is typed takes effect once it is journalled
     let _done = crate::io::interrupt::Finished;
@@ -437,6 +557,11 @@ fn deliver(
     // a journal that cannot be written stops the delivery before the step it names
     let hook = |phase: Phase| save_phase(dir, &attempt, phase, None, None);
     let shared = Shared::new(Duration::from_millis(40));
+    // an asked item: what the agent's reply files hold before anything is typed
+    let started = crate::io::tmux::now_ms() as u64;
+    let marks = item
+        .ask
+        .then(|| crate::engine::ask::mark(server, profiles, item.agent.as_deref(), &item.pane));
     let o = deliver_to(
         server,
         profiles,
@@ -465,12 +590,18 @@ fn deliver(
         .map_or_else(|| "-".to_string(), |r| r.agent.clone());
     if o.code == 0 {
         let done = queue::remove(dir, &item.id).is_ok();
-        let ev = Event::new(
+        let mut ev = Event::new(
             item,
             "delivered",
             "delivered".into(),
             format!("{agent} consumed {}", preview(&item.body)),
         );
+        if let Some(marks) = marks {
+            ev.detail += "; waiting for its answer";
+            keep_answer(
+                server, profiles, dir, item, r, asks, o, body, started, marks,
+            );
+        }
         return (done, Some(ev));
     }
     let state = o.rec.as_ref().map(|r| r.gate.state.clone());
@@ -520,6 +651,91 @@ fn deliver(
         }
     };
     (false, Some(ev))
+}
+
+/// An asked item was delivered: keep `waiting` for it now, then wait for its
+/// turn in a thread of its own (the other panes' prompts go on meanwhile) and
+/// keep the answer, as `ask` reads it.
+#[allow(clippy::too_many_arguments)]
+fn keep_answer(
+    server: &Server,
+    profiles: &Profiles,
+    dir: &Path,
+    item: &Item,
+    r: &QueueRunArgs,
+    asks: &Asks,
+    o: crate::engine::deliver::Outcome,
+    body: Body,
+    started: u64,
+    marks: crate::io::answer::Marks,
+) {
+    let mut kept = queue::Kept {
+        id: item.id.clone(),
+        server: item.server.clone(),
+        pane: item.pane.clone(),
+        body: item.body.clone(),
+        state: "waiting".into(),
+        delivered_ms: crate::io::tmux::now_ms() as u64,
+        watcher_pid: std::process::id(),
+        text: None,
+        exit_code: None,
+        error: None,
+        result: None,
+    };
+    if let Err(e) = queue::save_answer(dir, &kept) {
+        eprintln!("promptgate: queue {}: cannot keep its answer: {e}", item.id);
+        return;
+    }
+    if let Ok(mut p) = asks.panes.lock() {
+        p.insert(item.pane.clone());
+    }
+    let (server, profiles, dir) = (server.clone(), profiles.clone(), dir.to_path_buf());
+    let (asks, item) = (asks.clone(), item.clone());
+    let opts = crate::engine::ask::AskOpts {
+        done_timeout: crate::app::cli::duration(r.done_timeout),
+        from_screen: false,
+        stop_on_signal: false,
+    };
+    std::thread::spawn(move || {
+        let asked = crate::engine::ask::answer_after(
+            &server, &profiles, o, &body, started, &marks, opts, None,
+        );
+        let v = asked.to_json();
+        kept.exit_code = Some(asked.code);
+        kept.state = if asked.code == 0 {
+            "answered"
+        } else {
+            "failed"
+        }
+        .into();
+        kept.text = asked
+            .answer
+            .as_ref()
+            .filter(|_| asked.code == 0)
+            .map(|a| a.text.clone());
+        kept.error = v.get("error").and_then(|e| e.as_str()).map(String::from);
+        kept.result = Some(v);
+        let detail = match (&kept.text, &kept.error) {
+            (Some(t), _) => format!(
+                "answered {}; queue answer {} prints it",
+                preview(t),
+                item.id
+            ),
+            (None, e) => format!("no answer: {}", e.as_deref().unwrap_or("")),
+        };
+        let what = if asked.code == 0 {
+            "answered"
+        } else {
+            "no-answer"
+        };
+        if let Err(e) = queue::save_answer(&dir, &kept) {
+            eprintln!("promptgate: queue {}: cannot keep its answer: {e}", item.id);
+        }
+        if let Ok(mut p) = asks.panes.lock() {
+            p.remove(&item.pane);
+        }
+        let _ = asks.done.send(Event::new(&item, what, what.into(), detail));
+    });
 }
 
 /// Resume an item the last watcher left mid-way, by what the pane shows.
