@@ -411,7 +411,10 @@ pub fn child_args(args: &[String]) -> Vec<String> {
     }
     if !json {
         // right after the command word, so no body word can come before it
-        let at = out.iter().position(|a| a == "send").map_or(0, |i| i + 1);
+        let at = out
+            .iter()
+            .position(|a| a == "send" || a == "ask")
+            .map_or(0, |i| i + 1);
         out.insert(at, "--json".into());
     }
     out
@@ -419,6 +422,16 @@ pub fn child_args(args: &[String]) -> Vec<String> {
 
 /// `promptgate send` on a fleet: every host at once, one aggregated receipt.
 pub fn send(host_flags: &[String], a: &SendArgs) -> Result<i32> {
+    fleet(host_flags, a, false)
+}
+
+/// `promptgate ask` on a fleet: the same question on every host at once, each
+/// answer beside its host, pane and agent.
+pub fn ask(host_flags: &[String], a: &crate::app::cli::AskArgs) -> Result<i32> {
+    fleet(host_flags, &a.send, true)
+}
+
+fn fleet(host_flags: &[String], a: &SendArgs, asking: bool) -> Result<i32> {
     let hosts = all_hosts(host_flags, a.hosts.as_deref())?;
     // Sanitised once, here, before any host is touched: a bad body types nothing.
     let body = crate::app::cli::read_body(&a.body)?;
@@ -429,7 +442,12 @@ pub fn send(host_flags: &[String], a: &SendArgs) -> Result<i32> {
     let child = child_args(&args);
     let opts = FleetOpts {
         connect_timeout: Duration::from_secs_f64(a.connect_timeout),
-        host_timeout: Duration::from_secs_f64(a.host_timeout),
+        // an ask waits for the turn on every host: at least --done-timeout and
+        // two minutes for the delivery
+        host_timeout: Duration::from_secs_f64(match asking {
+            true => a.host_timeout.max(a.done_timeout + 120.0),
+            false => a.host_timeout,
+        }),
     };
     let runs = run_hosts(
         &hosts,
@@ -444,8 +462,9 @@ pub fn send(host_flags: &[String], a: &SendArgs) -> Result<i32> {
         .filter(|r| r.failed.is_some())
         .map(|r| r.host.as_str())
         .collect();
+    let done = if asking { "answered" } else { "consumed" };
     let mut summary = format!(
-        "{} of {} consumed on {} hosts",
+        "{} of {} {done} on {} hosts",
         consumed(&rows),
         rows.iter().filter(|r| !r["pane"].is_null()).count(),
         hosts.len()
@@ -461,10 +480,29 @@ pub fn send(host_flags: &[String], a: &SendArgs) -> Result<i32> {
         crate::app::out::out_json(&json!({
             "hosts": hosts_v,
             "targets": rows,
-            "summary": {"consumed": consumed(&rows), "total": rows.len(), "hosts": hosts.len(), "hosts_failed": failed, "text": summary},
+            "summary": {done: consumed(&rows), "total": rows.len(), "hosts": hosts.len(), "hosts_failed": failed, "text": summary},
             "exit_code": exit,
             "error": (exit != 0).then_some(&summary),
         }))?;
+    } else if asking {
+        // each answer under its host, pane and agent; the receipts on stderr
+        for r in &rows {
+            let (host, pane) = (
+                r["host"].as_str().unwrap_or("?"),
+                r["pane"].as_str().unwrap_or("-"),
+            );
+            let agent = r["agent"].as_str().unwrap_or("-");
+            crate::app::out::out(&format!("=== {host} {pane} {agent}"))?;
+            if let Some(t) = r["answer"]["text"].as_str().filter(|t| !t.is_empty()) {
+                crate::app::out::out(t)?;
+            }
+            let why = r["error"].as_str().unwrap_or("answered");
+            eprintln!(
+                "promptgate: {host}\t{pane}\t{agent}\t{}\t{why}",
+                r["receipt"].as_str().unwrap_or("?")
+            );
+        }
+        eprintln!("promptgate: {summary}");
     } else {
         for r in &rows {
             let why = crate::engine::fanout::why(r);

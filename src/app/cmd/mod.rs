@@ -26,15 +26,19 @@ use crate::io::tmux::Server;
 pub fn run(cli: Cli) -> Result<i32> {
     let srv = cli.server();
     // several hosts (or a hosts file): one fleet, each host's send in a process of its own
-    if let Command::Send(a) = &cli.command {
-        if srv.host.len() > 1 || a.hosts.is_some() {
+    match &cli.command {
+        Command::Send(a) if srv.host.len() > 1 || a.hosts.is_some() => {
             return crate::app::fleet::send(&srv.host, a);
         }
-    }
-    if srv.host.len() > 1 {
-        return Err(Error::Usage(
-            "--host is repeated only with send (one fleet across machines)".into(),
-        ));
+        Command::Ask(a) if srv.host.len() > 1 || a.send.hosts.is_some() => {
+            return crate::app::fleet::ask(&srv.host, a);
+        }
+        _ if srv.host.len() > 1 => {
+            return Err(Error::Usage(
+                "--host is repeated only with send and ask (one fleet across machines)".into(),
+            ));
+        }
+        _ => {}
     }
     if let Some(h) = srv.host.first() {
         // Before the first tmux call: every one of this process goes over ssh.
