@@ -354,10 +354,10 @@ pub fn rows(runs: &[HostRun]) -> Vec<Value> {
                     .as_ref()
                     .and_then(|v| v["error"].as_str().map(str::to_string))
             });
-            rows.push(json!({
-                "host": r.host, "pane": null, "receipt": "not-sent",
+            rows.push(crate::engine::sink::not_sent(json!({
+                "host": r.host, "pane": null,
                 "exit_code": r.code, "error": why, "host_failed": r.failed.is_some(),
-            }));
+            })));
             continue;
         }
         for mut row in got {

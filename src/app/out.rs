@@ -19,10 +19,10 @@ pub fn out_json(v: &serde_json::Value) -> Result<()> {
 /// A `send --json` that ends before any receipt (no pane, a bad body, a usage
 /// error): its error object, with `time_ms`, goes to the delivery log as a
 /// receipt would (so every attempt is there), then to stdout.
-pub fn not_sent_json(mut v: serde_json::Value) -> Result<()> {
-    v["time_ms"] = (crate::io::tmux::now_ms() as u64).into();
-    v["receipt"] = "not-sent".into();
-    crate::io::log::append(&v);
+pub fn not_sent_json(v: serde_json::Value) -> Result<()> {
+    use crate::engine::sink::{Finished, Quiet, Sink};
+    let v = crate::engine::sink::not_sent(v);
+    Quiet.finish(&Finished::Json(&v));
     out_json(&v)
 }
 

@@ -48,8 +48,8 @@ fn now_ms() -> u64 {
     crate::io::tmux::now_ms() as u64
 }
 
-/// Deliver `body` to `target` as `send` does, then wait for its turn and read
-/// the answer.
+/// Deliver `body` to `target` as `send` does (telling `sink` as it goes), then
+/// wait for its turn and read the answer.
 #[allow(clippy::too_many_arguments)]
 pub fn ask_one(
     server: &Server,
@@ -60,10 +60,11 @@ pub fn ask_one(
     shared: &Shared,
     a: AskOpts,
     cancel: Option<&AtomicBool>,
+    sink: &mut dyn crate::engine::sink::Sink,
 ) -> Asked {
     let started = now_ms();
     let marks = mark(server, profiles, opts.agent.as_deref(), target);
-    let o = deliver_to(server, profiles, opts, target, body, shared, None);
+    let o = deliver_to(server, profiles, opts, target, body, shared, sink);
     answer_after(server, profiles, o, body, started, &marks, a, cancel)
 }
 

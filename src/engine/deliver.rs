@@ -21,7 +21,7 @@ use crate::core::verify::{judge, Judgement, ReceiptKind};
 use crate::engine::gate::{Clock, GateOpts, GateResult, SystemClock};
 use crate::engine::observe::observe_at_launch;
 use crate::engine::receipt::{GateSummary, Receipt, Timings, TurnReport};
-use crate::io::live::Live;
+use crate::engine::sink::Sink;
 use crate::io::lock::PaneLock;
 use crate::io::tmux::{Control, Guard, Server, Tmux};
 use serde::{Deserialize, Serialize};
@@ -250,8 +250,6 @@ pub struct Shared {
     last_submit: std::sync::Mutex<Option<std::time::Instant>>,
     stagger: Duration,
     conn: Option<crate::io::tmux::SharedConn>,
-    /// Draw the live status line while the gate waits (one target, not --json).
-    live: bool,
     /// Set when the caller gives up (MCP cancellation): the gate stops before typing.
     cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
@@ -269,16 +267,8 @@ impl Shared {
             last_submit: std::sync::Mutex::new(None),
             stagger,
             conn: None,
-            live: false,
             cancel: None,
         }
-    }
-
-    /// Draw a live status line on stderr while the gate waits, when `on` and
-    /// stderr is a terminal.
-    pub fn with_live(mut self, on: bool) -> Shared {
-        self.live = on;
-        self
     }
 
     /// Poll every target through one connection (attached now, through `pane`).
@@ -331,11 +321,6 @@ impl std::fmt::Display for Phase {
     }
 }
 
-/// Called with `Typing` before the first byte and `Submitting` before the submit key
-/// (the durable queue journals these). An error stops the delivery there: nothing
-/// typed, or typed and not submitted.
-pub type PhaseHook<'a> = Option<&'a (dyn Fn(Phase) -> Result<()> + Sync)>;
-
 /// One target's result: the receipt record (when the gate ran), the exit code, the error.
 pub struct Outcome {
     pub pane: String,
@@ -383,7 +368,8 @@ impl Outcome {
 }
 
 /// [`Delivery::run`] to `target` on `server`, through a control-mode connection
-/// (the fan-out's shared one, when there is one) and the system clock.
+/// (the fan-out's shared one, when there is one) and the system clock,
+/// reporting to `sink` as it goes.
 pub fn deliver_to(
     server: &Server,
     profiles: &Profiles,
@@ -391,7 +377,7 @@ pub fn deliver_to(
     target: &str,
     body: &Body,
     shared: &Shared,
-    hook: PhaseHook,
+    sink: &mut dyn Sink,
 ) -> Outcome {
     let clock = SystemClock::new();
     let mut tmux = Control::new(server.clone(), target);
@@ -404,9 +390,8 @@ pub fn deliver_to(
         body,
         opts,
         shared,
-        hook,
     }
-    .run(&mut tmux, &clock)
+    .run(&mut tmux, &clock, sink)
 }
 
 /// One delivery of a sanitised body to one target: identify, lock the pane,
@@ -421,7 +406,6 @@ pub struct Delivery<'a> {
     pub body: &'a Body,
     pub opts: &'a SendOpts,
     pub shared: &'a Shared,
-    pub hook: PhaseHook<'a>,
 }
 
 /// Found before the gate: the agent, the plan, the pane's lock.
@@ -453,16 +437,16 @@ struct Attempt {
 }
 
 impl Delivery<'_> {
-    /// The whole pipeline for one target, in order. Never panics, never returns
-    /// early without an Outcome.
-    pub fn run(&self, tmux: &mut dyn Tmux, clock: &dyn Clock) -> Outcome {
+    /// The whole pipeline for one target, in order, telling `sink` as it goes
+    /// (its waits and phases). Never panics, never returns early without an
+    /// Outcome.
+    pub fn run(&self, tmux: &mut dyn Tmux, clock: &dyn Clock, sink: &mut dyn Sink) -> Outcome {
         let read_at = crate::io::tmux::now_ms();
         let (pane, screen) = match tmux.resolve_read(self.target) {
             Ok(v) => v,
             Err(e) => return Outcome::failed(self.target, e),
         };
-        let mut live = Live::new(self.shared.live);
-        let mut prep = match self.prepare(tmux, &pane, screen, read_at, &mut live) {
+        let mut prep = match self.prepare(tmux, &pane, screen, read_at, sink) {
             Ok(p) => p,
             Err(e) => return Outcome::failed(&pane, e),
         };
@@ -473,7 +457,7 @@ impl Delivery<'_> {
         // the agent's own record, marked before anything is typed (proof of receipt)
         let mark = crate::io::record::mark(profile, prep.pane_pid);
         let hook_mark = crate::io::record::HookMark::new(&prep.server_key, &pane);
-        let attempt = match self.gate_and_type(tmux, clock, profile, &pane, &mut prep, &mut live) {
+        let attempt = match self.gate_and_type(tmux, clock, profile, &pane, &mut prep, sink) {
             Ok(a) => a,
             Err(e) => return Outcome::failed(&pane, e),
         };
@@ -534,7 +518,7 @@ impl Delivery<'_> {
         pane: &str,
         screen: Screen,
         read_at: u128,
-        live: &mut Live,
+        sink: &mut dyn Sink,
     ) -> Result<Prepared> {
         let (profiles, a) = (self.profiles, self.opts);
         let server_key = tmux.server_key()?;
@@ -553,14 +537,14 @@ impl Delivery<'_> {
             first.screen.bracketed_paste,
         )?;
         let pane_pid = first.screen.pid;
-        live.begin(pane, &agent, a.lock_timeout);
+        sink.wait_begins(pane, &agent, a.lock_timeout);
         let lock = PaneLock::acquire_with(&server_key, pane, a.lock_timeout, &mut || {
-            live.tick_with(|| {
+            sink.waiting(&mut || {
                 let why = "waiting for another sender to this pane to finish";
                 ("locked".into(), why.into())
             })
         });
-        live.clear();
+        sink.wait_ends();
         let lock = lock?;
         // the read that identified the agent is the gate's first poll, unless
         // another sender held the pane since it began (it may show that one's body)
@@ -586,7 +570,7 @@ impl Delivery<'_> {
         profile: &Profile,
         pane: &str,
         prep: &mut Prepared,
-        live: &mut Live,
+        sink: &mut dyn Sink,
     ) -> Result<Attempt> {
         let (a, shared, force) = (self.opts, self.shared, self.opts.force);
         let mut regates: Vec<String> = Vec::new();
@@ -599,7 +583,7 @@ impl Delivery<'_> {
                 forced_gate(tmux, profile, pane)?
             } else {
                 let first = prep.first.take();
-                run_gate(tmux, self.profiles, profile, (a, shared), pane, first, live)?
+                run_gate(tmux, self.profiles, profile, (a, shared), pane, first, sink)?
             };
             gate_time += clock.now() - t_gate;
             opened_ms = crate::io::tmux::now_ms();
@@ -629,9 +613,8 @@ impl Delivery<'_> {
                 gate_screen: &gate.screen,
                 opts: a,
                 shared,
-                hook: self.hook,
             };
-            match job.run(tmux, clock, live) {
+            match job.run(tmux, clock, sink) {
                 Ok(Step::Regate(why)) if regates.len() < MAX_REGATES => regates.push(why),
                 Ok(Step::Regate(why)) => {
                     untyped = true;
@@ -778,7 +761,7 @@ fn run_gate(
     (a, shared): (&SendOpts, &Shared),
     pane: &str,
     mut first: Option<Screen>,
-    live: &mut Live,
+    sink: &mut dyn Sink,
 ) -> Result<GateResult> {
     let mut opts = a.gate.clone();
     opts.cancel = shared.cancel.clone();
@@ -796,7 +779,7 @@ fn run_gate(
             pane,
             &opts,
             first.take(),
-            Some(live),
+            Some(&mut *sink),
         )?;
         if g.state == State::InMode && a.cancel_mode && !cancelled {
             tmux.cancel_mode(pane)?;
@@ -854,11 +837,10 @@ struct Job<'a> {
     gate_screen: &'a Screen,
     opts: &'a SendOpts,
     shared: &'a Shared,
-    hook: PhaseHook<'a>,
 }
 
 impl Job<'_> {
-    fn run(&self, tmux: &mut dyn Tmux, clock: &dyn Clock, live: &mut Live) -> Result<Step> {
+    fn run(&self, tmux: &mut dyn Tmux, clock: &dyn Clock, sink: &mut dyn Sink) -> Result<Step> {
         let Job {
             profiles,
             profile,
@@ -868,7 +850,6 @@ impl Job<'_> {
             gate_screen,
             opts: a,
             shared,
-            hook,
         } = *self;
         let force = a.force;
         // A screen read this very moment, of the live process the gate saw, is the
@@ -894,10 +875,8 @@ impl Job<'_> {
                 v0.reason()
             )));
         }
-        if let Some(h) = hook {
-            // journalled before the first byte, or nothing is typed
-            h(Phase::Typing)?;
-        }
+        // told (the queue journals it) before the first byte, or nothing is typed
+        sink.phase(Phase::Typing)?;
         // tmux pastes only while the pane is as that look saw it
         let guard = Guard::of(&s0);
         let Some(mut typed) = type_body(tmux, pane, pl, clock, guard.as_ref())? else {
@@ -958,8 +937,8 @@ impl Job<'_> {
                     verify_ms: 0,
                 })));
             }
-            if let Some(h) = hook.filter(|_| !announced) {
-                h(Phase::Submitting)?;
+            if !announced {
+                sink.phase(Phase::Submitting)?;
                 announced = true;
             }
             let guard = Guard::of(&before);
@@ -1001,7 +980,7 @@ impl Job<'_> {
                 verify_ms: 0,
             })));
         }
-        live.begin(pane, profile.name(), a.verify_timeout);
+        sink.wait_begins(pane, profile.name(), a.verify_timeout);
         let verified = verify_loop(
             tmux,
             profile,
@@ -1010,9 +989,9 @@ impl Job<'_> {
             &before,
             a.verify_timeout,
             clock,
-            Some(live),
+            Some(&mut *sink),
         );
-        live.clear();
+        sink.wait_ends();
         let (j, resubmits, ms) = verified?;
         Ok(Step::Done(Box::new(Delivered {
             typed,
@@ -1024,7 +1003,7 @@ impl Job<'_> {
 }
 
 /// Watch until consumed or refused; press submit again (bounded) while stranded.
-/// `live`, begun by the caller, is redrawn on each look.
+/// `sink`, whose wait the caller began, is told of each look.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn verify_loop(
     tmux: &mut dyn Tmux,
@@ -1034,7 +1013,7 @@ pub(crate) fn verify_loop(
     before: &Screen,
     timeout: Duration,
     clock: &dyn Clock,
-    mut live: Option<&mut Live>,
+    mut sink: Option<&mut dyn Sink>,
 ) -> Result<(Judgement, u32, u64)> {
     let start = clock.now();
     let mut resubmits = 0u32;
@@ -1067,8 +1046,8 @@ pub(crate) fn verify_loop(
             }
         };
         let j = judge(profile, &pl.body, before, &s);
-        if let Some(l) = live.as_deref_mut() {
-            l.tick_with(|| {
+        if let Some(l) = sink.as_deref_mut() {
+            l.waiting(&mut || {
                 let why = "submitted; waiting for proof that the agent took the prompt";
                 (j.verdict.state.to_string(), why.into())
             });
@@ -1176,9 +1155,8 @@ mod tests {
             body: &body,
             opts,
             shared: &shared,
-            hook: None,
         }
-        .run(tmux, &clock);
+        .run(tmux, &clock, &mut crate::engine::sink::Quiet);
         (o, clock.now())
     }
 

@@ -7,9 +7,9 @@
 use crate::core::error::{Error, Refused, Result};
 use crate::core::plan::Body;
 use crate::core::profile::Profiles;
-use crate::core::verify::ReceiptKind;
 use crate::engine::deliver::{deliver_to, Outcome, SendOpts, Shared};
 use crate::engine::observe::observe;
+use crate::engine::sink::Quiet;
 use crate::io::tmux::{Process, Server, Tmux};
 use serde_json::json;
 
@@ -85,7 +85,7 @@ pub fn deliver_all(
             .iter()
             .map(|t| {
                 let shared = &shared;
-                s.spawn(move || deliver_to(server, profiles, opts, t, body, shared, None))
+                s.spawn(move || deliver_to(server, profiles, opts, t, body, shared, &mut Quiet))
             })
             .collect();
         handles
@@ -112,7 +112,7 @@ pub fn rows(outcomes: &[Outcome]) -> Vec<serde_json::Value> {
         .map(|o| {
             let mut r = match &o.rec {
                 Some(rec) => rec.to_json(),
-                None => json!({"pane": o.pane, "receipt": ReceiptKind::NotSent.as_str()}),
+                None => crate::engine::sink::not_sent(json!({"pane": o.pane})),
             };
             r["exit_code"] = o.code.into();
             if let Some(e) = &o.err {

@@ -7,3 +7,4 @@ pub mod gate;
 pub mod observe;
 pub mod queue;
 pub mod receipt;
+pub mod sink;

@@ -8,7 +8,7 @@ use crate::core::identify::{identify, Identity};
 use crate::core::profile::Profiles;
 use crate::core::screen::Screen;
 use crate::engine::gate::{wait, wait_turn, GateOpts, GateResult, SystemClock, Turn};
-use crate::io::live::Live;
+use crate::engine::sink::Sink;
 use crate::io::proc::process_tree;
 use crate::io::tmux::{Server, Tmux};
 
@@ -150,7 +150,7 @@ pub fn gate_live(
     pane: &str,
     opts: &GateOpts,
     screen: Option<crate::core::screen::Screen>,
-    mut live: Option<&mut Live>,
+    mut sink: Option<&mut dyn Sink>,
 ) -> Result<(Option<String>, GateResult)> {
     let first = match screen {
         Some(s) => observe_screen(profiles, agent, pane, s)?,
@@ -178,8 +178,8 @@ pub fn gate_live(
         opts.process_age = first.screen.pid.and_then(crate::io::proc::foreground_age);
     }
     let opts = &opts;
-    if let Some(l) = live.as_deref_mut() {
-        l.begin(pane, &name, opts.timeout);
+    if let Some(l) = sink.as_deref_mut() {
+        l.wait_begins(pane, &name, opts.timeout);
     }
     // the agent's own state file, found once, read at every look
     let status = first.status.clone();
@@ -195,14 +195,18 @@ pub fn gate_live(
                 s
             }
         };
-        if let Some(l) = live.as_deref_mut() {
-            l.tick(|| detect(profile, &s).state);
+        if let Some(l) = sink.as_deref_mut() {
+            l.waiting(&mut || {
+                let st = detect(profile, &s).state;
+                let why = crate::io::live::waiting_for(&st);
+                (st.to_string(), why.to_string())
+            });
         }
         Ok(s)
     };
     let r = wait(profile, opts, &clock, &mut read);
-    if let Some(l) = live {
-        l.clear();
+    if let Some(l) = sink {
+        l.wait_ends();
     }
     Ok((Some(name), r?))
 }

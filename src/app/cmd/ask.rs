@@ -9,6 +9,7 @@ use crate::core::profile::Profiles;
 use crate::engine::ask::{ask_all, ask_one, AskOpts, Asked};
 use crate::engine::deliver::Shared;
 use crate::engine::fanout;
+use crate::engine::sink::{Finished, Quiet, Sink};
 use crate::io::tmux::Server;
 use serde_json::json;
 use std::time::Duration;
@@ -43,10 +44,12 @@ pub fn run(server: &Server, profiles: &Profiles, a: AskArgs) -> Result<i32> {
             Some(t) => t.clone(),
             None => target(&None)?,
         };
-        let shared = shared.with_live(!s.json);
-        let asked = ask_one(server, profiles, &opts, &t, &body, &shared, ask, stop);
+        let mut live = crate::io::live::Live::new(!s.json);
+        let asked = ask_one(
+            server, profiles, &opts, &t, &body, &shared, ask, stop, &mut live,
+        );
         if let Some(rec) = &asked.rec {
-            crate::io::log::append(rec);
+            live.finish(&Finished::Receipt(rec));
         }
         if s.json {
             super::out_json(&asked.to_json())?;
@@ -72,7 +75,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: AskArgs) -> Result<i32> {
     };
     let all = ask_all(server, profiles, &opts, &body, &targets, shared, ask, stop);
     for rec in all.iter().filter_map(|a| a.rec.as_ref()) {
-        crate::io::log::append(rec);
+        Quiet.finish(&Finished::Receipt(rec));
     }
     let answered = all.iter().filter(|a| a.code == 0).count();
     let exit = crate::core::error::fanout_code(answered, all.len());

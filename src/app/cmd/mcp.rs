@@ -18,6 +18,7 @@ use crate::core::verify::ReceiptKind;
 use crate::engine::deliver::{deliver_to, SendOpts, Shared};
 use crate::engine::gate::{GateOpts, SystemClock};
 use crate::engine::observe::{observe, Observed};
+use crate::engine::sink::{Finished, Quiet, Sink};
 use crate::io::tmux::{Control, PaneLoc, Process, Server, Tmux};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -379,10 +380,24 @@ fn sanitised(body: &str) -> std::result::Result<Body, Box<CallToolResult>> {
     })
 }
 
-/// `{"receipt": "not-sent"}`: a send that ended before anything was typed and
-/// before a receipt of its own.
+/// The MCP sink: each phase of a delivery becomes the progress message.
+struct PhaseStatus {
+    status: std::sync::Arc<std::sync::Mutex<String>>,
+    pane: String,
+}
+
+impl crate::engine::sink::Sink for PhaseStatus {
+    fn phase(&mut self, phase: crate::engine::deliver::Phase) -> crate::core::error::Result<()> {
+        if let Ok(mut s) = self.status.lock() {
+            *s = format!("{}: {phase}", self.pane);
+        }
+        Ok(())
+    }
+}
+
+/// A send that ended before anything was typed and before a receipt of its own.
 fn not_sent() -> Value {
-    json!({"receipt": ReceiptKind::NotSent.as_str()})
+    crate::engine::sink::not_sent(json!({}))
 }
 
 fn secs(v: Option<f64>, default: f64) -> std::result::Result<Duration, String> {
@@ -806,12 +821,9 @@ impl Gatekeeper {
                 Err(e) => return refuse(&e, not_sent()),
             };
             let opts = tool_opts(timeout, p.wait_busy, p.wait_dialog);
-            let (hook_status, hook_pane) = (status.clone(), loc.id.clone());
-            let hook = move |phase: crate::engine::queue::Phase| {
-                if let Ok(mut s) = hook_status.lock() {
-                    *s = format!("{hook_pane}: {phase}");
-                }
-                Ok(())
+            let mut sink = PhaseStatus {
+                status: status.clone(),
+                pane: loc.id.clone(),
             };
             // a cancelled request stops the gate before anything is typed
             let shared = Shared::new(Duration::from_millis(2)).with_cancel(cancel.clone());
@@ -822,7 +834,7 @@ impl Gatekeeper {
                 &loc.id,
                 &body,
                 &shared,
-                Some(&hook),
+                &mut sink,
             );
             let typed = o.rec.clone().map(|r| crate::engine::receipt::Receipt {
                 via: Some("mcp".into()),
@@ -836,7 +848,7 @@ impl Gatekeeper {
             if let Some(e) = &o.err {
                 rec["error"] = e.to_string().into();
             }
-            crate::io::log::append(&rec);
+            sink.finish(&Finished::Json(&rec));
             let receipt = typed
                 .as_ref()
                 .map_or(ReceiptKind::NotSent.as_str(), |r| r.receipt.as_str());
@@ -944,10 +956,11 @@ impl Gatekeeper {
                     stop_on_signal: false,
                 },
                 Some(&cancel),
+                &mut crate::engine::sink::Quiet,
             );
             if let Some(r) = asked.rec.as_mut() {
                 r.via = Some("mcp".into());
-                crate::io::log::append(r);
+                Quiet.finish(&Finished::Receipt(r));
             }
             let v = asked.to_json();
             let line = asked.receipt_line().replace('\t', " ");

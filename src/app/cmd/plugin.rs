@@ -714,15 +714,14 @@ impl Plugin {
             .find_map(|l| serde_json::from_str(l.trim()).ok());
         // send logs every attempt that got as far as a receipt; the others here
         if json.is_none() && sent.rc != 0 {
-            crate::io::log::append(&serde_json::json!({
-                "time_ms": now_ms() as u64,
+            use crate::engine::sink::{not_sent, Finished, Quiet, Sink};
+            Quiet.finish(&Finished::Json(&not_sent(serde_json::json!({
                 "source": "plugin",
                 "action": action,
                 "pane": pane,
-                "receipt": crate::engine::receipt::ReceiptKind::NotSent.as_str(),
                 "exit_code": sent.rc,
                 "error": sent.err,
-            }));
+            }))));
         }
         let field = |k: &str| {
             json.as_ref()

@@ -13,6 +13,7 @@ use crate::engine::deliver::{deliver_to, verify_loop, SendOpts, Shared};
 use crate::engine::gate::SystemClock;
 use crate::engine::observe::{observe, observe_at_launch};
 use crate::engine::queue::{self, Item, Phase};
+use crate::engine::sink::{Finished, Quiet, Sink};
 use crate::io::lock::PaneLock;
 use crate::io::tmux::{Control, Process, Server, Tmux};
 use std::collections::HashMap;
@@ -555,7 +556,10 @@ fn deliver(
     let mut attempt = item.clone();
     attempt.attempts += 1;
     // a journal that cannot be written stops the delivery before the step it names
-    let hook = |phase: Phase| save_phase(dir, &attempt, phase, None, None);
+    let mut journal = Journal {
+        dir,
+        item: &attempt,
+    };
     let shared = Shared::new(Duration::from_millis(40));
     // an asked item: what the agent's reply files hold before anything is typed
     let started = crate::io::tmux::now_ms() as u64;
@@ -569,10 +573,10 @@ fn deliver(
         &item.pane,
         &body,
         &shared,
-        Some(&hook),
+        &mut journal,
     );
     if let Some(rec) = &o.rec {
-        crate::io::log::append(rec);
+        journal.finish(&Finished::Receipt(rec));
     }
     let receipt = o
         .rec
@@ -651,6 +655,19 @@ fn deliver(
         }
     };
     (false, Some(ev))
+}
+
+/// The queue's sink: each phase journalled before the step it names (a
+/// journal that cannot be written stops the delivery there).
+struct Journal<'a> {
+    dir: &'a Path,
+    item: &'a Item,
+}
+
+impl crate::engine::sink::Sink for Journal<'_> {
+    fn phase(&mut self, phase: Phase) -> Result<()> {
+        save_phase(self.dir, self.item, phase, None, None)
+    }
 }
 
 /// An asked item was delivered: keep `waiting` for it now, then wait for its
@@ -790,9 +807,9 @@ fn recover(
             if o.verdict.composer.as_ref().is_none_or(|c| c.empty) =>
         {
             queue::remove(dir, &item.id)?;
-            crate::io::log::append(
+            Quiet.finish(&Finished::Json(
                 &serde_json::json!({"time_ms": crate::io::tmux::now_ms() as u64, "pane": item.pane, "agent": agent, "queue_id": item.id, "receipt": "consumed", "evidence": {"rule": "queue.recovered-composer-empty"}}),
-            );
+            ));
             Ok(true)
         }
         // Our body sits in the composer, never submitted: clear it and type again.

@@ -9,6 +9,7 @@ use crate::core::profile::Profiles;
 use crate::engine::deliver::{deliver_to, Shared};
 use crate::engine::fanout;
 use crate::engine::receipt::{Receipt, ReceiptKind};
+use crate::engine::sink::{Finished, Quiet, Sink};
 use crate::io::tmux::Server;
 use serde_json::json;
 use std::time::Duration;
@@ -40,8 +41,8 @@ pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32>
             None => target(&None)?,
         };
         // one target: a person at a terminal sees a live status line while it waits
-        let shared = shared.with_live(!a.json);
-        let mut o = deliver_to(server, profiles, &opts, &t, &body, &shared, None);
+        let mut live = crate::io::live::Live::new(!a.json);
+        let mut o = deliver_to(server, profiles, &opts, &t, &body, &shared, &mut live);
         // --until-done: the turn the prompt started, in the same receipt
         let turn = match a.until_done {
             true => o.follow_turn(server, profiles, secs(a.done_timeout)),
@@ -57,7 +58,7 @@ pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32>
             if o.code != 0 && rec.error.is_none() {
                 rec.error = why.clone();
             }
-            finish(&rec, a.json)?;
+            finish(&rec, a.json, &mut live)?;
         } else if let Some(e) = o.err.as_ref().filter(|_| a.json) {
             let mut v = json!({"pane": o.pane, "error": e.to_string(), "exit_code": o.code});
             if let Some(n) = notice(&o.pane, None, None, o.code, None) {
@@ -101,7 +102,7 @@ pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32>
     let total = outcomes.len();
     let exit = fanout_code(consumed, total);
     for rec in outcomes.iter().filter_map(|o| o.rec.as_ref()) {
-        crate::io::log::append(rec);
+        Quiet.finish(&Finished::Receipt(rec));
     }
     let rows = fanout::rows(&outcomes);
     let summary = format!("{consumed} of {total} consumed");
@@ -125,8 +126,8 @@ pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32>
     Ok(exit)
 }
 
-fn finish(rec: &Receipt, json: bool) -> Result<()> {
-    crate::io::log::append(rec);
+fn finish(rec: &Receipt, json: bool, sink: &mut dyn Sink) -> Result<()> {
+    sink.finish(&Finished::Receipt(rec));
     if json {
         let mut v = rec.to_json();
         let total = rec.timings.as_ref().map(|t| t.total_ms);

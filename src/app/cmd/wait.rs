@@ -27,7 +27,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: WaitArgs) -> Result<i32> {
         &pane,
         &o,
         None,
-        Some(&mut live),
+        Some(&mut live as &mut dyn crate::engine::sink::Sink),
     )?;
     if a.json {
         let mut v = serde_json::to_value(&r).unwrap_or_default();
