@@ -1371,7 +1371,14 @@ const OUTCOMES: [&str; 6] = [
     "harness-error",
 ];
 
-/// The markdown table and the same as JSON.
+const SENDERS: [Sender; 4] = [
+    Sender::Promptgate,
+    Sender::FixedSleep,
+    Sender::Telepty,
+    Sender::PromptgateSettle0,
+];
+
+/// The markdown table and the same as JSON, section by section.
 fn report(
     o: &Opts,
     trials: &[Trial],
@@ -1380,415 +1387,508 @@ fn report(
     fan: &Value,
     meta: Value,
 ) -> (String, Value) {
-    let mut md = String::new();
-    let mut js = json!({"meta": meta, "seed": o.seed, "trials": trials.len(), "quick": o.quick});
-    let senders = [
-        Sender::Promptgate,
-        Sender::FixedSleep,
-        Sender::Telepty,
-        Sender::PromptgateSettle0,
-    ];
-    let of = |s: Sender| jobs.iter().filter(move |j| j.sender == s);
+    let mut r = Report {
+        o,
+        trials,
+        jobs,
+        md: String::new(),
+        js: json!({"meta": meta, "seed": o.seed, "trials": trials.len(), "quick": o.quick}),
+    };
+    r.reliability();
+    r.by_condition();
+    let lat = r.latency();
+    r.cold_by_agent();
+    r.warm_by_idle();
+    r.scale(poll, fan);
+    r.verdicts(&lat, poll, fan);
+    r.failures();
+    (r.md, r.js)
+}
 
-    // Reliability.
-    md.push_str(&format!(
-        "Machine: {} cores, {}; {}; {}\nRun: {}; trials {:.0} s, total {:.0} s; load average {} at start, {} at end\n\n",
-        js["meta"]["nproc"].as_str().unwrap_or("?"),
-        js["meta"]["cpu"].as_str().unwrap_or("?"),
-        js["meta"]["tmux"].as_str().unwrap_or("?"),
-        js["meta"]["uname"].as_str().unwrap_or("?"),
-        js["meta"]["command"].as_str().unwrap_or("?"),
-        js["meta"]["trials_seconds"].as_f64().unwrap_or(0.0),
-        js["meta"]["total_seconds"].as_f64().unwrap_or(0.0),
-        js["meta"]["loadavg_start"].as_str().unwrap_or("?"),
-        js["meta"]["loadavg_end"].as_str().unwrap_or("?"),
-    ));
-    let crashes = js["meta"]["tmux_server_crashes"]
-        .as_array()
-        .map_or(0, Vec::len);
-    md.push_str(&format!(
-        "tmux server crashes during the trials: {crashes} (each time a fresh server was started and the {} jobs in flight were run again)\n\n",
-        js["meta"]["jobs_rerun_after_a_crash"]
-    ));
-    md.push_str("Reliability: landed = exactly once, byte-exact (after sanitise), no early submit, nothing typed into a dialog. The last column (not part of landed) counts the trials where the sender itself pressed Enter on a dialog, accepting it\n\n");
-    md.push_str("| sender | trials | landed | rate | lost | duplicate | early submit | mangled | typed into dialog | harness error | pressed Enter on a dialog |\n");
-    md.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    let mut rel = serde_json::Map::new();
-    for s in senders {
-        let n = of(s).count();
-        if n == 0 {
-            continue;
-        }
-        let ok = of(s).filter(|j| j.outcome == "ok").count();
-        let mut row = format!(
-            "| {} | {n} | {ok} | {:.1}% |",
-            s.name(),
-            100.0 * ok as f64 / n as f64
-        );
-        let mut m = serde_json::Map::new();
-        for k in OUTCOMES {
-            let c = of(s).filter(|j| j.outcome == k).count();
-            row.push_str(&format!(" {c} |"));
-            m.insert(k.into(), c.into());
-        }
-        let dialog_enter = of(s).filter(|j| j.enter_into_dialog).count();
-        row.push_str(&format!(" {dialog_enter} |"));
-        md.push_str(&row);
-        md.push('\n');
-        rel.insert(
-            s.key().into(),
-            json!({"trials": n, "landed": ok, "rate": ok as f64 / n as f64, "failures": m,
-                   "pressed_enter_on_a_dialog": dialog_enter}),
-        );
-    }
-    js["reliability"] = rel.into();
+/// The report as it is written: the markdown and the same as JSON.
+struct Report<'a> {
+    o: &'a Opts,
+    trials: &'a [Trial],
+    jobs: &'a [Job],
+    md: String,
+    js: Value,
+}
 
-    // By condition.
-    md.push_str(
-        "\nLanded, by condition (trials with that condition; same trials for each sender)\n\n",
-    );
-    md.push_str("| condition | trials | promptgate | fixed-sleep | telepty-gate |\n|---|---:|---:|---:|---:|\n");
-    type Cond = (String, Box<dyn Fn(&Trial) -> bool>);
-    let mut conds: Vec<Cond> = vec![
-        ("all".into(), Box::new(|_| true)),
-        (
-            "cold (send at launch)".into(),
-            Box::new(|t| t.start == Start::Cold),
-        ),
-        ("warm (idle)".into(), Box::new(|t| t.start == Start::Warm)),
-        ("warm, busy".into(), Box::new(|t| t.start == Start::Busy)),
-        ("start-up dialog".into(), Box::new(|t| t.dialog.is_some())),
-        ("late dialog".into(), Box::new(|t| t.late_dialog.is_some())),
-        ("flicker".into(), Box::new(|t| t.flicker > 0)),
-        ("1022-byte read loss".into(), Box::new(|t| t.read_1022)),
-        (
-            "120 ms paste-burst Enter".into(),
-            Box::new(|t| t.paste_burst),
-        ),
-        (
-            "Enter lost before paint".into(),
-            Box::new(|t| t.early_enter_lost),
-        ),
-    ];
-    for b in BODIES {
-        conds.push((format!("body: {b}"), Box::new(move |t| t.body_kind == b)));
-    }
-    for l in ["claude", "codex", "gemini", "opencode"] {
-        conds.push((format!("agent: {l}"), Box::new(move |t| t.like == l)));
-    }
-    let mut bycond = Vec::new();
-    for (name, f) in &conds {
-        let ids: Vec<usize> = trials.iter().filter(|t| f(t)).map(|t| t.run).collect();
-        let mut row = format!("| {name} | {} |", ids.len());
-        let mut v = json!({"condition": name, "trials": ids.len()});
-        for s in [Sender::Promptgate, Sender::FixedSleep, Sender::Telepty] {
-            let n = of(s)
-                .filter(|j| ids.binary_search(&j.trial).is_ok())
-                .count();
-            let ok = of(s)
-                .filter(|j| j.outcome == "ok" && ids.binary_search(&j.trial).is_ok())
-                .count();
-            let r = if n > 0 {
+impl Report<'_> {
+    /// The machine, the run, and how many prompts each sender landed.
+    fn reliability(&mut self) {
+        let Report { jobs, md, js, .. } = self;
+        let of = |s: Sender| jobs.iter().filter(move |j| j.sender == s);
+        let senders = SENDERS;
+        // Reliability.
+        md.push_str(&format!(
+            "Machine: {} cores, {}; {}; {}\nRun: {}; trials {:.0} s, total {:.0} s; load average {} at start, {} at end\n\n",
+            js["meta"]["nproc"].as_str().unwrap_or("?"),
+            js["meta"]["cpu"].as_str().unwrap_or("?"),
+            js["meta"]["tmux"].as_str().unwrap_or("?"),
+            js["meta"]["uname"].as_str().unwrap_or("?"),
+            js["meta"]["command"].as_str().unwrap_or("?"),
+            js["meta"]["trials_seconds"].as_f64().unwrap_or(0.0),
+            js["meta"]["total_seconds"].as_f64().unwrap_or(0.0),
+            js["meta"]["loadavg_start"].as_str().unwrap_or("?"),
+            js["meta"]["loadavg_end"].as_str().unwrap_or("?"),
+        ));
+        let crashes = js["meta"]["tmux_server_crashes"]
+            .as_array()
+            .map_or(0, Vec::len);
+        md.push_str(&format!(
+            "tmux server crashes during the trials: {crashes} (each time a fresh server was started and the {} jobs in flight were run again)\n\n",
+            js["meta"]["jobs_rerun_after_a_crash"]
+        ));
+        md.push_str("Reliability: landed = exactly once, byte-exact (after sanitise), no early submit, nothing typed into a dialog. The last column (not part of landed) counts the trials where the sender itself pressed Enter on a dialog, accepting it\n\n");
+        md.push_str("| sender | trials | landed | rate | lost | duplicate | early submit | mangled | typed into dialog | harness error | pressed Enter on a dialog |\n");
+        md.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        let mut rel = serde_json::Map::new();
+        for s in senders {
+            let n = of(s).count();
+            if n == 0 {
+                continue;
+            }
+            let ok = of(s).filter(|j| j.outcome == "ok").count();
+            let mut row = format!(
+                "| {} | {n} | {ok} | {:.1}% |",
+                s.name(),
                 100.0 * ok as f64 / n as f64
-            } else {
-                0.0
-            };
-            row.push_str(&format!(" {r:.1}% |"));
-            v[s.key()] = json!({"landed": ok, "of": n});
-        }
-        md.push_str(&row);
-        md.push('\n');
-        bycond.push(v);
-    }
-    js["by_condition"] = bycond.into();
-
-    // Latency.
-    md.push_str("\nLatency, ms, p50 / p95, over the trials that landed. `submit`: invocation to the submit keystroke written; `consumed`: invocation to the agent's prompt record; `after shown`: from the moment the composer last appeared (first paint, or the last dialog closed) and stayed; `after stable`: from the moment it had then held still for 100 ms (first stable)\n\n");
-    md.push_str("| sender | warm: submit | warm: consumed | warm busy: consumed | cold: submit | cold: consumed | cold: consumed after shown | cold: typing after stable | cold: submit after stable | cold: consumed after stable |\n");
-    md.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    let mut lat = serde_json::Map::new();
-    for s in senders {
-        if of(s).count() == 0 {
-            continue;
-        }
-        let col = |st: Start, f: fn(&Job) -> Option<f64>| -> Vec<f64> {
-            of(s)
-                .filter(|j| j.start == st && j.outcome == "ok")
-                .filter_map(f)
-                .collect()
-        };
-        let cells = [
-            ("warm_submit", col(Start::Warm, |j| j.submit)),
-            ("warm_consumed", col(Start::Warm, |j| j.consumed)),
-            ("busy_consumed", col(Start::Busy, |j| j.consumed)),
-            ("cold_submit", col(Start::Cold, |j| j.submit)),
-            ("cold_consumed", col(Start::Cold, |j| j.consumed)),
-            (
-                "cold_consumed_after_shown",
-                col(Start::Cold, |j| j.shown_consumed),
-            ),
-            (
-                "cold_type_after_stable",
-                col(Start::Cold, |j| j.stable_type),
-            ),
-            (
-                "cold_submit_after_stable",
-                col(Start::Cold, |j| j.stable_submit),
-            ),
-            (
-                "cold_consumed_after_stable",
-                col(Start::Cold, |j| j.stable_consumed),
-            ),
-        ];
-        let mut row = format!("| {} |", s.name());
-        let mut m = serde_json::Map::new();
-        for (k, xs) in cells {
-            let (txt, v) = p50p95(&xs);
-            row.push_str(&format!(" {txt} |"));
-            m.insert(k.into(), v);
-        }
-        md.push_str(&row);
-        md.push('\n');
-        lat.insert(s.key().into(), m.into());
-    }
-    js["latency_ms"] = lat.clone().into();
-
-    // Cold latency by agent: each profile has its own start-up settle window.
-    md.push_str("\nCold: consumed after the prompt was first stable, by agent look, ms, p50 / p95, over the trials that landed\n\n| sender | claude | codex | gemini | opencode |\n|---|---:|---:|---:|---:|\n");
-    let mut cold_by = serde_json::Map::new();
-    for s in senders {
-        if of(s).filter(|j| j.start == Start::Cold).count() == 0 {
-            continue;
-        }
-        let mut row = format!("| {} |", s.name());
-        let mut m = serde_json::Map::new();
-        for like in ["claude", "codex", "gemini", "opencode"] {
-            let xs: Vec<f64> = of(s)
-                .filter(|j| j.start == Start::Cold && j.outcome == "ok")
-                .filter(|j| trials[j.trial].like == like)
-                .filter_map(|j| j.stable_consumed)
-                .collect();
-            let (txt, v) = p50p95(&xs);
-            row.push_str(&format!(" {txt} |"));
-            m.insert(like.into(), v);
-        }
-        md.push_str(&row);
-        md.push('\n');
-        cold_by.insert(s.key().into(), m.into());
-    }
-    js["cold_after_stable_by_agent_ms"] = cold_by.into();
-
-    // Warm latency by how long the agent had been idle: tmux's activity clock
-    // (one-second grain) proves stillness only from about 2 s of quiet.
-    md.push_str("\nWarm latency by how long the agent had been idle when the send was issued (drawn per trial, 0.4-4 s), ms, p50 / p95, over the trials that landed\n\n");
-    md.push_str("| sender | idle < 2 s: trials | submit | consumed | idle >= 2 s: trials | submit | consumed |\n|---|---:|---:|---:|---:|---:|---:|\n");
-    let mut by_idle = serde_json::Map::new();
-    for s in senders {
-        if of(s).filter(|j| j.start == Start::Warm).count() == 0 {
-            continue;
-        }
-        let mut row = format!("| {} |", s.name());
-        let mut m = serde_json::Map::new();
-        for (key, long) in [("idle_under_2s", false), ("idle_2s_or_more", true)] {
-            let ok: Vec<&Job> = of(s)
-                .filter(|j| j.start == Start::Warm && j.outcome == "ok")
-                .filter(|j| (trials[j.trial].idle_ms >= 2000) == long)
-                .collect();
-            let sub: Vec<f64> = ok.iter().filter_map(|j| j.submit).collect();
-            let con: Vec<f64> = ok.iter().filter_map(|j| j.consumed).collect();
-            let (ts, vs) = p50p95(&sub);
-            let (tc, vc) = p50p95(&con);
-            row.push_str(&format!(" {} | {ts} | {tc} |", ok.len()));
-            m.insert(
-                key.into(),
-                json!({"trials": ok.len(), "submit": vs, "consumed": vc}),
+            );
+            let mut m = serde_json::Map::new();
+            for k in OUTCOMES {
+                let c = of(s).filter(|j| j.outcome == k).count();
+                row.push_str(&format!(" {c} |"));
+                m.insert(k.into(), c.into());
+            }
+            let dialog_enter = of(s).filter(|j| j.enter_into_dialog).count();
+            row.push_str(&format!(" {dialog_enter} |"));
+            md.push_str(&row);
+            md.push('\n');
+            rel.insert(
+                s.key().into(),
+                json!({"trials": n, "landed": ok, "rate": ok as f64 / n as f64, "failures": m,
+                       "pressed_enter_on_a_dialog": dialog_enter}),
             );
         }
-        md.push_str(&row);
-        md.push('\n');
-        by_idle.insert(s.key().into(), m.into());
+        js["reliability"] = rel.into();
     }
-    js["warm_latency_by_idle_ms"] = by_idle.into();
 
-    // Scale and polls.
-    md.push_str(&format!(
-        "\nFan-out, one prompt to 16 panes (median of {} rounds): one pane {} ms, 16 panes {} ms = {:.2}x (with --stagger 0: {} ms = {:.2}x); panes byte-exact {}/16\n",
-        fan["rounds"], ms(fan["single_ms"]["p50"].as_f64()), ms(fan["fanout_ms"]["p50"].as_f64()),
-        fan["ratio"].as_f64().unwrap_or(0.0), ms(fan["fanout_stagger0_ms"]["p50"].as_f64()),
-        fan["ratio_stagger0"].as_f64().unwrap_or(0.0), fan["panes_exact"],
-    ));
-    let pm = |k: &str, f: &str| {
-        poll[k][f]
+    /// Landed, by the condition a trial had.
+    fn by_condition(&mut self) {
+        let Report {
+            trials,
+            jobs,
+            md,
+            js,
+            ..
+        } = self;
+        let of = |s: Sender| jobs.iter().filter(move |j| j.sender == s);
+        // By condition.
+        md.push_str(
+            "\nLanded, by condition (trials with that condition; same trials for each sender)\n\n",
+        );
+        md.push_str("| condition | trials | promptgate | fixed-sleep | telepty-gate |\n|---|---:|---:|---:|---:|\n");
+        type Cond = (String, Box<dyn Fn(&Trial) -> bool>);
+        let mut conds: Vec<Cond> = vec![
+            ("all".into(), Box::new(|_| true)),
+            (
+                "cold (send at launch)".into(),
+                Box::new(|t| t.start == Start::Cold),
+            ),
+            ("warm (idle)".into(), Box::new(|t| t.start == Start::Warm)),
+            ("warm, busy".into(), Box::new(|t| t.start == Start::Busy)),
+            ("start-up dialog".into(), Box::new(|t| t.dialog.is_some())),
+            ("late dialog".into(), Box::new(|t| t.late_dialog.is_some())),
+            ("flicker".into(), Box::new(|t| t.flicker > 0)),
+            ("1022-byte read loss".into(), Box::new(|t| t.read_1022)),
+            (
+                "120 ms paste-burst Enter".into(),
+                Box::new(|t| t.paste_burst),
+            ),
+            (
+                "Enter lost before paint".into(),
+                Box::new(|t| t.early_enter_lost),
+            ),
+        ];
+        for b in BODIES {
+            conds.push((format!("body: {b}"), Box::new(move |t| t.body_kind == b)));
+        }
+        for l in ["claude", "codex", "gemini", "opencode"] {
+            conds.push((format!("agent: {l}"), Box::new(move |t| t.like == l)));
+        }
+        let mut bycond = Vec::new();
+        for (name, f) in &conds {
+            let ids: Vec<usize> = trials.iter().filter(|t| f(t)).map(|t| t.run).collect();
+            let mut row = format!("| {name} | {} |", ids.len());
+            let mut v = json!({"condition": name, "trials": ids.len()});
+            for s in [Sender::Promptgate, Sender::FixedSleep, Sender::Telepty] {
+                let n = of(s)
+                    .filter(|j| ids.binary_search(&j.trial).is_ok())
+                    .count();
+                let ok = of(s)
+                    .filter(|j| j.outcome == "ok" && ids.binary_search(&j.trial).is_ok())
+                    .count();
+                let r = if n > 0 {
+                    100.0 * ok as f64 / n as f64
+                } else {
+                    0.0
+                };
+                row.push_str(&format!(" {r:.1}% |"));
+                v[s.key()] = json!({"landed": ok, "of": n});
+            }
+            md.push_str(&row);
+            md.push('\n');
+            bycond.push(v);
+        }
+        js["by_condition"] = bycond.into();
+    }
+
+    /// Latency of the trials that landed, per sender; the table, also for the verdicts.
+    fn latency(&mut self) -> serde_json::Map<String, Value> {
+        let Report { jobs, md, js, .. } = self;
+        let of = |s: Sender| jobs.iter().filter(move |j| j.sender == s);
+        let senders = SENDERS;
+        // Latency.
+        md.push_str("\nLatency, ms, p50 / p95, over the trials that landed. `submit`: invocation to the submit keystroke written; `consumed`: invocation to the agent's prompt record; `after shown`: from the moment the composer last appeared (first paint, or the last dialog closed) and stayed; `after stable`: from the moment it had then held still for 100 ms (first stable)\n\n");
+        md.push_str("| sender | warm: submit | warm: consumed | warm busy: consumed | cold: submit | cold: consumed | cold: consumed after shown | cold: typing after stable | cold: submit after stable | cold: consumed after stable |\n");
+        md.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        let mut lat = serde_json::Map::new();
+        for s in senders {
+            if of(s).count() == 0 {
+                continue;
+            }
+            let col = |st: Start, f: fn(&Job) -> Option<f64>| -> Vec<f64> {
+                of(s)
+                    .filter(|j| j.start == st && j.outcome == "ok")
+                    .filter_map(f)
+                    .collect()
+            };
+            let cells = [
+                ("warm_submit", col(Start::Warm, |j| j.submit)),
+                ("warm_consumed", col(Start::Warm, |j| j.consumed)),
+                ("busy_consumed", col(Start::Busy, |j| j.consumed)),
+                ("cold_submit", col(Start::Cold, |j| j.submit)),
+                ("cold_consumed", col(Start::Cold, |j| j.consumed)),
+                (
+                    "cold_consumed_after_shown",
+                    col(Start::Cold, |j| j.shown_consumed),
+                ),
+                (
+                    "cold_type_after_stable",
+                    col(Start::Cold, |j| j.stable_type),
+                ),
+                (
+                    "cold_submit_after_stable",
+                    col(Start::Cold, |j| j.stable_submit),
+                ),
+                (
+                    "cold_consumed_after_stable",
+                    col(Start::Cold, |j| j.stable_consumed),
+                ),
+            ];
+            let mut row = format!("| {} |", s.name());
+            let mut m = serde_json::Map::new();
+            for (k, xs) in cells {
+                let (txt, v) = p50p95(&xs);
+                row.push_str(&format!(" {txt} |"));
+                m.insert(k.into(), v);
+            }
+            md.push_str(&row);
+            md.push('\n');
+            lat.insert(s.key().into(), m.into());
+        }
+        js["latency_ms"] = lat.clone().into();
+        lat
+    }
+
+    /// Cold latency by agent: each profile has its own start-up settle window.
+    fn cold_by_agent(&mut self) {
+        let Report {
+            trials,
+            jobs,
+            md,
+            js,
+            ..
+        } = self;
+        let of = |s: Sender| jobs.iter().filter(move |j| j.sender == s);
+        let senders = SENDERS;
+        // Cold latency by agent: each profile has its own start-up settle window.
+        md.push_str("\nCold: consumed after the prompt was first stable, by agent look, ms, p50 / p95, over the trials that landed\n\n| sender | claude | codex | gemini | opencode |\n|---|---:|---:|---:|---:|\n");
+        let mut cold_by = serde_json::Map::new();
+        for s in senders {
+            if of(s).filter(|j| j.start == Start::Cold).count() == 0 {
+                continue;
+            }
+            let mut row = format!("| {} |", s.name());
+            let mut m = serde_json::Map::new();
+            for like in ["claude", "codex", "gemini", "opencode"] {
+                let xs: Vec<f64> = of(s)
+                    .filter(|j| j.start == Start::Cold && j.outcome == "ok")
+                    .filter(|j| trials[j.trial].like == like)
+                    .filter_map(|j| j.stable_consumed)
+                    .collect();
+                let (txt, v) = p50p95(&xs);
+                row.push_str(&format!(" {txt} |"));
+                m.insert(like.into(), v);
+            }
+            md.push_str(&row);
+            md.push('\n');
+            cold_by.insert(s.key().into(), m.into());
+        }
+        js["cold_after_stable_by_agent_ms"] = cold_by.into();
+    }
+
+    /// Warm latency by how long the agent had been idle.
+    fn warm_by_idle(&mut self) {
+        let Report {
+            trials,
+            jobs,
+            md,
+            js,
+            ..
+        } = self;
+        let of = |s: Sender| jobs.iter().filter(move |j| j.sender == s);
+        let senders = SENDERS;
+        // Warm latency by how long the agent had been idle: tmux's activity clock
+        // (one-second grain) proves stillness only from about 2 s of quiet.
+        md.push_str("\nWarm latency by how long the agent had been idle when the send was issued (drawn per trial, 0.4-4 s), ms, p50 / p95, over the trials that landed\n\n");
+        md.push_str("| sender | idle < 2 s: trials | submit | consumed | idle >= 2 s: trials | submit | consumed |\n|---|---:|---:|---:|---:|---:|---:|\n");
+        let mut by_idle = serde_json::Map::new();
+        for s in senders {
+            if of(s).filter(|j| j.start == Start::Warm).count() == 0 {
+                continue;
+            }
+            let mut row = format!("| {} |", s.name());
+            let mut m = serde_json::Map::new();
+            for (key, long) in [("idle_under_2s", false), ("idle_2s_or_more", true)] {
+                let ok: Vec<&Job> = of(s)
+                    .filter(|j| j.start == Start::Warm && j.outcome == "ok")
+                    .filter(|j| (trials[j.trial].idle_ms >= 2000) == long)
+                    .collect();
+                let sub: Vec<f64> = ok.iter().filter_map(|j| j.submit).collect();
+                let con: Vec<f64> = ok.iter().filter_map(|j| j.consumed).collect();
+                let (ts, vs) = p50p95(&sub);
+                let (tc, vc) = p50p95(&con);
+                row.push_str(&format!(" {} | {ts} | {tc} |", ok.len()));
+                m.insert(
+                    key.into(),
+                    json!({"trials": ok.len(), "submit": vs, "consumed": vc}),
+                );
+            }
+            md.push_str(&row);
+            md.push('\n');
+            by_idle.insert(s.key().into(), m.into());
+        }
+        js["warm_latency_by_idle_ms"] = by_idle.into();
+    }
+
+    /// The fan-out and the cost of one poll.
+    fn scale(&mut self, poll: &Value, fan: &Value) {
+        let Report { md, js, .. } = self;
+        // Scale and polls.
+        md.push_str(&format!(
+            "\nFan-out, one prompt to 16 panes (median of {} rounds): one pane {} ms, 16 panes {} ms = {:.2}x (with --stagger 0: {} ms = {:.2}x); panes byte-exact {}/16\n",
+            fan["rounds"], ms(fan["single_ms"]["p50"].as_f64()), ms(fan["fanout_ms"]["p50"].as_f64()),
+            fan["ratio"].as_f64().unwrap_or(0.0), ms(fan["fanout_stagger0_ms"]["p50"].as_f64()),
+            fan["ratio_stagger0"].as_f64().unwrap_or(0.0), fan["panes_exact"],
+        ));
+        let pm = |k: &str, f: &str| {
+            poll[k][f]
+                .as_f64()
+                .map(|v| format!("{v:.3}"))
+                .unwrap_or("-".into())
+        };
+        md.push_str(&format!(
+            "\nOne poll (display + capture of a 120x40 pane), ms: control mode p50 {} p95 {} (with detect p50 {}); forked client p50 {} p95 {}\n",
+            pm("control_mode", "p50_ms"), pm("control_mode", "p95_ms"), pm("control_mode_plus_detect", "p50_ms"),
+            pm("forked_client", "p50_ms"), pm("forked_client", "p95_ms"),
+        ));
+        js["fanout"] = fan.clone();
+        js["poll"] = poll.clone();
+    }
+
+    /// Each target against what was measured.
+    fn verdicts(&mut self, lat: &serde_json::Map<String, Value>, poll: &Value, fan: &Value) {
+        let Report {
+            o, jobs, md, js, ..
+        } = self;
+        let of = |s: Sender| jobs.iter().filter(move |j| j.sender == s);
+        let pm = |k: &str, f: &str| {
+            poll[k][f]
+                .as_f64()
+                .map(|v| format!("{v:.3}"))
+                .unwrap_or("-".into())
+        };
+        // Verdicts.
+        let l = |s: &str, k: &str, p: &str| lat.get(s).and_then(|v| v[k][p].as_f64());
+        let pg_rate = js["reliability"]["promptgate"]["rate"]
             .as_f64()
-            .map(|v| format!("{v:.3}"))
-            .unwrap_or("-".into())
-    };
-    md.push_str(&format!(
-        "\nOne poll (display + capture of a 120x40 pane), ms: control mode p50 {} p95 {} (with detect p50 {}); forked client p50 {} p95 {}\n",
-        pm("control_mode", "p50_ms"), pm("control_mode", "p95_ms"), pm("control_mode_plus_detect", "p50_ms"),
-        pm("forked_client", "p50_ms"), pm("forked_client", "p95_ms"),
-    ));
-    js["fanout"] = fan.clone();
-    js["poll"] = poll.clone();
-
-    // Verdicts.
-    let l = |s: &str, k: &str, p: &str| lat.get(s).and_then(|v| v[k][p].as_f64());
-    let pg_rate = js["reliability"]["promptgate"]["rate"]
-        .as_f64()
-        .unwrap_or(0.0);
-    let n_min = [Sender::Promptgate, Sender::FixedSleep, Sender::Telepty]
-        .iter()
-        .map(|&s| of(s).count())
-        .min()
-        .unwrap_or(0);
-    let mut verdicts = Vec::new();
-    let mut verdict = |target: String, measured: String, met: bool, miss: String| {
-        verdicts.push(json!({"target": target, "measured": measured, "met": met, "miss": miss}));
-    };
-    verdict(
-        "at least 1,000 trials per sender".into(),
-        format!("{n_min}"),
-        n_min >= 1000,
-        if n_min >= 1000 {
-            String::new()
-        } else {
+            .unwrap_or(0.0);
+        let n_min = [Sender::Promptgate, Sender::FixedSleep, Sender::Telepty]
+            .iter()
+            .map(|&s| of(s).count())
+            .min()
+            .unwrap_or(0);
+        let mut verdicts = Vec::new();
+        let mut verdict = |target: String, measured: String, met: bool, miss: String| {
+            verdicts
+                .push(json!({"target": target, "measured": measured, "met": met, "miss": miss}));
+        };
+        verdict(
+            "at least 1,000 trials per sender".into(),
+            format!("{n_min}"),
+            n_min >= 1000,
+            if n_min >= 1000 {
+                String::new()
+            } else {
+                format!(
+                    "{} short{}",
+                    1000 - n_min,
+                    if o.quick { " (--quick)" } else { "" }
+                )
+            },
+        );
+        verdict(
+            "promptgate lands 100%".into(),
+            format!("{:.2}%", 100.0 * pg_rate),
+            pg_rate >= 1.0,
             format!(
-                "{} short{}",
-                1000 - n_min,
-                if o.quick { " (--quick)" } else { "" }
-            )
-        },
-    );
-    verdict(
-        "promptgate lands 100%".into(),
-        format!("{:.2}%", 100.0 * pg_rate),
-        pg_rate >= 1.0,
-        format!(
-            "{} failed",
-            of(Sender::Promptgate).filter(|j| j.outcome != "ok").count()
-        ),
-    );
-    for (what, k) in [("submit", "warm_submit"), ("consumed", "warm_consumed")] {
-        for (base, bkey, f) in [
-            ("fixed-sleep", "fixed_sleep", 0.25),
-            ("telepty-gate", "telepty_gate", 0.4),
+                "{} failed",
+                of(Sender::Promptgate).filter(|j| j.outcome != "ok").count()
+            ),
+        );
+        for (what, k) in [("submit", "warm_submit"), ("consumed", "warm_consumed")] {
+            for (base, bkey, f) in [
+                ("fixed-sleep", "fixed_sleep", 0.25),
+                ("telepty-gate", "telepty_gate", 0.4),
+            ] {
+                let (a, b) = (l("promptgate", k, "p50"), l(bkey, k, "p50"));
+                if let (Some(a), Some(b)) = (a, b) {
+                    let lim = f * b;
+                    verdict(
+                        format!("warm p50 to {what} <= {f}x {base}'s"),
+                        format!("{a:.0} ms vs {b:.0} ms = {:.2}x (limit {lim:.0} ms)", a / b),
+                        a <= lim,
+                        if a <= lim {
+                            String::new()
+                        } else {
+                            format!("{:.0} ms over ({:.2}x the limit)", a - lim, a / lim)
+                        },
+                    );
+                }
+            }
+        }
+        for (s, label) in [
+            ("promptgate", "promptgate"),
+            ("promptgate_settle0", "promptgate --settle 0"),
         ] {
-            let (a, b) = (l("promptgate", k, "p50"), l(bkey, k, "p50"));
-            if let (Some(a), Some(b)) = (a, b) {
-                let lim = f * b;
+            if let (Some(a), Some(b), Some(c)) = (
+                l(s, "cold_consumed_after_stable", "p50"),
+                l(s, "cold_consumed_after_stable", "p95"),
+                l(s, "cold_consumed_after_shown", "p50"),
+            ) {
+                // p50, as the warm target; the p95 gets a row of its own.
                 verdict(
-                    format!("warm p50 to {what} <= {f}x {base}'s"),
-                    format!("{a:.0} ms vs {b:.0} ms = {:.2}x (limit {lim:.0} ms)", a / b),
-                    a <= lim,
-                    if a <= lim {
+                    format!("cold: {label} delivered (consumed) within 150 ms after the prompt is first stable, p50"),
+                    format!("p50 {a:.0} ms (after first shown: {c:.0} ms)"),
+                    a <= 150.0,
+                    if a <= 150.0 { String::new() } else { format!("{:.0} ms over", a - 150.0) },
+                );
+                verdict(
+                    format!("cold: {label}, the same at p95"),
+                    format!("p95 {b:.0} ms"),
+                    b <= 150.0,
+                    if b <= 150.0 {
                         String::new()
                     } else {
-                        format!("{:.0} ms over ({:.2}x the limit)", a - lim, a / lim)
+                        format!("{:.0} ms over", b - 150.0)
                     },
                 );
             }
         }
-    }
-    for (s, label) in [
-        ("promptgate", "promptgate"),
-        ("promptgate_settle0", "promptgate --settle 0"),
-    ] {
-        if let (Some(a), Some(b), Some(c)) = (
-            l(s, "cold_consumed_after_stable", "p50"),
-            l(s, "cold_consumed_after_stable", "p95"),
-            l(s, "cold_consumed_after_shown", "p50"),
-        ) {
-            // p50, as the warm target; the p95 gets a row of its own.
-            verdict(
-                format!("cold: {label} delivered (consumed) within 150 ms after the prompt is first stable, p50"),
-                format!("p50 {a:.0} ms (after first shown: {c:.0} ms)"),
-                a <= 150.0,
-                if a <= 150.0 { String::new() } else { format!("{:.0} ms over", a - 150.0) },
-            );
-            verdict(
-                format!("cold: {label}, the same at p95"),
-                format!("p95 {b:.0} ms"),
-                b <= 150.0,
-                if b <= 150.0 {
-                    String::new()
-                } else {
-                    format!("{:.0} ms over", b - 150.0)
-                },
-            );
-        }
-    }
-    let ratio = fan["ratio"].as_f64().unwrap_or(f64::MAX);
-    verdict(
-        "fan-out to 16 panes <= 2x one pane".into(),
-        format!("{ratio:.2}x"),
-        ratio <= 2.0,
-        if ratio <= 2.0 {
-            String::new()
-        } else {
-            format!(
-                "{:.2}x over ({:.0} ms over 2x)",
-                ratio - 2.0,
-                fan["fanout_ms"]["p50"].as_f64().unwrap_or(0.0)
-                    - 2.0 * fan["single_ms"]["p50"].as_f64().unwrap_or(0.0)
-            )
-        },
-    );
-    let cp = poll["control_mode"]["p50_ms"].as_f64().unwrap_or(f64::MAX);
-    verdict(
-        "control-mode poll <= 0.3 ms".into(),
-        format!(
-            "p50 {cp:.3} ms (forked client p50 {} ms)",
-            pm("forked_client", "p50_ms")
-        ),
-        cp <= 0.3,
-        if cp <= 0.3 {
-            String::new()
-        } else {
-            format!("{:.3} ms over", cp - 0.3)
-        },
-    );
-    md.push_str("\nTargets\n\n| target | measured | verdict |\n|---|---|---|\n");
-    for v in &verdicts {
-        md.push_str(&format!(
-            "| {} | {} | {} |\n",
-            v["target"].as_str().unwrap_or(""),
-            v["measured"].as_str().unwrap_or(""),
-            if v["met"] == true {
-                "met".to_string()
+        let ratio = fan["ratio"].as_f64().unwrap_or(f64::MAX);
+        verdict(
+            "fan-out to 16 panes <= 2x one pane".into(),
+            format!("{ratio:.2}x"),
+            ratio <= 2.0,
+            if ratio <= 2.0 {
+                String::new()
             } else {
-                format!("MISSED: {}", v["miss"].as_str().unwrap_or(""))
-            }
-        ));
-    }
-    js["verdicts"] = verdicts.into();
-
-    // Failures of promptgate, in full; the baselines' as counts above and rows below.
-    let fails: Vec<Value> = jobs
-        .iter()
-        .filter(|j| j.outcome != "ok" && matches!(j.sender, Sender::Promptgate | Sender::PromptgateSettle0))
-        .map(|j| json!({"sender": j.sender.name(), "outcome": j.outcome, "detail": j.detail, "knobs": trials[j.trial].knobs()}))
-        .collect();
-    if !fails.is_empty() {
-        md.push_str("\npromptgate failures\n\n");
-        for f in &fails {
+                format!(
+                    "{:.2}x over ({:.0} ms over 2x)",
+                    ratio - 2.0,
+                    fan["fanout_ms"]["p50"].as_f64().unwrap_or(0.0)
+                        - 2.0 * fan["single_ms"]["p50"].as_f64().unwrap_or(0.0)
+                )
+            },
+        );
+        let cp = poll["control_mode"]["p50_ms"].as_f64().unwrap_or(f64::MAX);
+        verdict(
+            "control-mode poll <= 0.3 ms".into(),
+            format!(
+                "p50 {cp:.3} ms (forked client p50 {} ms)",
+                pm("forked_client", "p50_ms")
+            ),
+            cp <= 0.3,
+            if cp <= 0.3 {
+                String::new()
+            } else {
+                format!("{:.3} ms over", cp - 0.3)
+            },
+        );
+        md.push_str("\nTargets\n\n| target | measured | verdict |\n|---|---|---|\n");
+        for v in &verdicts {
             md.push_str(&format!(
-                "- {} {}: {} ({}); {}\n",
-                f["sender"].as_str().unwrap_or(""),
-                f["knobs"]["trial"],
-                f["outcome"].as_str().unwrap_or(""),
-                f["detail"].as_str().unwrap_or(""),
-                f["knobs"]
+                "| {} | {} | {} |\n",
+                v["target"].as_str().unwrap_or(""),
+                v["measured"].as_str().unwrap_or(""),
+                if v["met"] == true {
+                    "met".to_string()
+                } else {
+                    format!("MISSED: {}", v["miss"].as_str().unwrap_or(""))
+                }
             ));
         }
+        js["verdicts"] = verdicts.into();
     }
-    js["promptgate_failures"] = fails.into();
-    js["jobs"] = jobs
-        .iter()
-        .map(|j| json!({"trial": j.trial, "sender": j.sender.key(), "start": j.start.name(), "outcome": j.outcome,
-            "detail": j.detail, "exit": j.exit, "submit_ms": j.submit, "consumed_ms": j.consumed,
-            "after_stable_type_ms": j.stable_type, "after_stable_submit_ms": j.stable_submit, "after_stable_consumed_ms": j.stable_consumed, "after_shown_consumed_ms": j.shown_consumed, "enter_into_dialog": j.enter_into_dialog, "wall_ms": j.wall_ms.round()}))
-        .collect::<Vec<_>>()
-        .into();
-    js["trial_knobs"] = trials.iter().map(Trial::knobs).collect::<Vec<_>>().into();
-    (md, js)
+
+    /// promptgate's failures in full, and every job and trial as JSON.
+    fn failures(&mut self) {
+        let Report {
+            trials,
+            jobs,
+            md,
+            js,
+            ..
+        } = self;
+        // Failures of promptgate, in full; the baselines' as counts above and rows below.
+        let fails: Vec<Value> = jobs
+            .iter()
+            .filter(|j| j.outcome != "ok" && matches!(j.sender, Sender::Promptgate | Sender::PromptgateSettle0))
+            .map(|j| json!({"sender": j.sender.name(), "outcome": j.outcome, "detail": j.detail, "knobs": trials[j.trial].knobs()}))
+            .collect();
+        if !fails.is_empty() {
+            md.push_str("\npromptgate failures\n\n");
+            for f in &fails {
+                md.push_str(&format!(
+                    "- {} {}: {} ({}); {}\n",
+                    f["sender"].as_str().unwrap_or(""),
+                    f["knobs"]["trial"],
+                    f["outcome"].as_str().unwrap_or(""),
+                    f["detail"].as_str().unwrap_or(""),
+                    f["knobs"]
+                ));
+            }
+        }
+        js["promptgate_failures"] = fails.into();
+        js["jobs"] = jobs
+            .iter()
+            .map(|j| json!({"trial": j.trial, "sender": j.sender.key(), "start": j.start.name(), "outcome": j.outcome,
+                "detail": j.detail, "exit": j.exit, "submit_ms": j.submit, "consumed_ms": j.consumed,
+                "after_stable_type_ms": j.stable_type, "after_stable_submit_ms": j.stable_submit, "after_stable_consumed_ms": j.stable_consumed, "after_shown_consumed_ms": j.shown_consumed, "enter_into_dialog": j.enter_into_dialog, "wall_ms": j.wall_ms.round()}))
+            .collect::<Vec<_>>()
+            .into();
+        js["trial_knobs"] = trials.iter().map(Trial::knobs).collect::<Vec<_>>().into();
+    }
 }

@@ -21,10 +21,11 @@ use crate::core::verify::{judge, Judgement, ReceiptKind};
 use crate::engine::gate::{Clock, GateOpts, GateResult, SystemClock};
 use crate::engine::observe::observe_at_launch;
 use crate::engine::receipt::{GateSummary, Receipt, Timings, TurnReport};
+pub use crate::engine::sink::Phase;
 use crate::engine::sink::Sink;
 use crate::io::lock::PaneLock;
 use crate::io::tmux::{Control, Guard, Server, Tmux};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::time::Duration;
 
 /// How to deliver, whoever asks (the CLI converts its flags into these).
@@ -287,37 +288,6 @@ impl Shared {
         let r = f();
         *last = Some(std::time::Instant::now());
         r
-    }
-}
-
-/// Where an item's delivery stands (journalled before each step).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum Phase {
-    /// Not tried yet, or nothing typed.
-    Pending,
-    /// Typing has begun (before the first byte).
-    Typing,
-    /// The body is typed; the submit key goes next.
-    Submitting,
-    /// Kept for a person (something went wrong after the submit key).
-    Held,
-}
-
-impl Phase {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Phase::Pending => "pending",
-            Phase::Typing => "typing",
-            Phase::Submitting => "submitting",
-            Phase::Held => "held",
-        }
-    }
-}
-
-impl std::fmt::Display for Phase {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

@@ -13,7 +13,7 @@ use crate::core::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-pub use crate::engine::deliver::Phase;
+pub use crate::engine::sink::Phase;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Item {

@@ -13,10 +13,41 @@
 //! a terminal), the queue's journal and the MCP server's progress.
 
 use crate::core::error::Result;
-use crate::engine::deliver::Phase;
 use crate::engine::receipt::Receipt;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::time::Duration;
+
+/// Where an item's delivery stands (journalled before each step).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// Not tried yet, or nothing typed.
+    Pending,
+    /// Typing has begun (before the first byte).
+    Typing,
+    /// The body is typed; the submit key goes next.
+    Submitting,
+    /// Kept for a person (something went wrong after the submit key).
+    Held,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Pending => "pending",
+            Phase::Typing => "typing",
+            Phase::Submitting => "submitting",
+            Phase::Held => "held",
+        }
+    }
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 pub trait Sink {
     /// A wait begins on `pane` (the lock, the gate, the verification), for at most `timeout`.

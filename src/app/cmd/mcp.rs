@@ -387,7 +387,7 @@ struct PhaseStatus {
 }
 
 impl crate::engine::sink::Sink for PhaseStatus {
-    fn phase(&mut self, phase: crate::engine::deliver::Phase) -> crate::core::error::Result<()> {
+    fn phase(&mut self, phase: crate::engine::sink::Phase) -> crate::core::error::Result<()> {
         if let Ok(mut s) = self.status.lock() {
             *s = format!("{}: {phase}", self.pane);
         }
