@@ -189,15 +189,38 @@ pub fn detect(p: &Profile, s: &Screen) -> Verdict {
 
 type Out = (State, Evidence, Option<Composer>);
 
+/// The state of the pane, in order of what decides it: the pane itself (dead,
+/// in a mode, a shell in the foreground), then a dialog or a start-up notice
+/// outside the composer, a busy marker, the composer (empty or holding text),
+/// and with no composer what the screen still shows.
 fn classify(cx: &mut Ctx) -> Out {
+    if let Some(o) = the_pane(cx) {
+        return o;
+    }
+    let composer = find_composer(cx);
+    if let Some(o) = dialog_or_notice(cx, &composer) {
+        return o;
+    }
+    if let Some(o) = busy(cx, &composer) {
+        return o;
+    }
+    match composer {
+        Some(c) => in_the_composer(cx, c),
+        None => without_a_composer(cx),
+    }
+}
+
+/// Dead, in copy or view mode, or a shell in the foreground (unless the agent
+/// runs in that shell's foreground job).
+fn the_pane(cx: &mut Ctx) -> Option<Out> {
     let s = cx.s;
     cx.check("pane.dead", s.dead, format!("pane_dead={}", s.dead as u8));
     if s.dead {
-        return (
+        return Some((
             State::Exited,
             Evidence::new("pane.dead", None, None, "pane_dead=1"),
             None,
-        );
+        ));
     }
     cx.check(
         "pane.in-mode",
@@ -205,11 +228,11 @@ fn classify(cx: &mut Ctx) -> Out {
         format!("pane_in_mode={}", s.in_mode as u8),
     );
     if s.in_mode {
-        return (
+        return Some((
             State::InMode,
             Evidence::new("pane.in-mode", None, None, "pane_in_mode=1"),
             None,
-        );
+        ));
     }
     // A shell in the foreground means the agent is gone, unless the agent runs in
     // that shell's foreground job (`sh -c "claude; exec sh"`, a wrapper script
@@ -240,16 +263,18 @@ fn classify(cx: &mut Ctx) -> Out {
             s.command.as_deref().unwrap_or("?")
         ),
     );
-    if let Some(c) = shell {
-        return (
+    shell.map(|c| {
+        (
             State::Exited,
             Evidence::new("pane.shell-foreground", None, None, c),
             None,
-        );
-    }
+        )
+    })
+}
 
-    let composer = find_composer(cx);
-
+/// A dialog, or a start-up notice, where the agent draws one.
+fn dialog_or_notice(cx: &mut Ctx, composer: &Option<Composer>) -> Option<Out> {
+    let s = cx.s;
     // Dialogs (and start-up notices) replace the composer, so they count only where
     // the agent draws one: never inside a real composer (that is text the user
     // typed, say a prompt about a dialog) and never above it (the transcript,
@@ -264,7 +289,7 @@ fn classify(cx: &mut Ctx) -> Out {
     // user's text: gemini, right after a submit, drew a frame with the echo
     // ` > Do you want to proceed? …` and no prompt row.
     let region = composer.as_ref().map(|c| (c.last_row + 1, s.height));
-    let echoes = match &composer {
+    let echoes = match composer {
         Some(c) => {
             cx.check(
                 "dialog.outside-composer",
@@ -311,14 +336,16 @@ fn classify(cx: &mut Ctx) -> Out {
         cx.check(&m.def.id, hit.is_some(), describe(&hit));
         if let Some(ev) = hit {
             if dialog.as_ref().is_none_or(|d| ev.row.unwrap_or(0) > d.0 .1) {
-                return (State::Starting, ev, None);
+                return Some((State::Starting, ev, None));
             }
         }
     }
-    if let Some((_, state, ev)) = dialog {
-        return (state, ev, composer);
-    }
+    dialog.map(|(_, state, ev)| (state, ev, composer.clone()))
+}
 
+/// A busy marker (a spinner, an interrupt hint) where the profile looks for one.
+fn busy(cx: &mut Ctx, composer: &Option<Composer>) -> Option<Out> {
+    let s = cx.s;
     for m in &cx.p.busy {
         let hit = find_marker(m, s, composer.as_ref());
         cx.check(
@@ -329,22 +356,30 @@ fn classify(cx: &mut Ctx) -> Out {
                 .unwrap_or_else(|| "no match".into()),
         );
         if let Some(ev) = hit {
-            return (State::Busy, ev, composer);
+            return Some((State::Busy, ev, composer.clone()));
         }
     }
+    None
+}
 
-    if let Some(c) = composer {
-        let rule = if c.empty {
-            "composer.empty"
-        } else {
-            "composer.text"
-        };
-        let ev = Evidence::new(rule, Some(c.row), Some(0), s.row(c.row));
-        cx.check(rule, true, ev.to_string());
-        let state = if c.empty { State::Ready } else { State::Draft };
-        return (state, ev, Some(c));
-    }
+/// The composer decides: empty is ready, text in it is a draft.
+fn in_the_composer(cx: &mut Ctx, c: Composer) -> Out {
+    let s = cx.s;
+    let rule = if c.empty {
+        "composer.empty"
+    } else {
+        "composer.text"
+    };
+    let ev = Evidence::new(rule, Some(c.row), Some(0), s.row(c.row));
+    cx.check(rule, true, ev.to_string());
+    let state = if c.empty { State::Ready } else { State::Draft };
+    (state, ev, Some(c))
+}
 
+/// No composer on screen: a draft marker, a blank screen (starting), the
+/// agent's signature (starting), or nothing decisive.
+fn without_a_composer(cx: &mut Ctx) -> Out {
+    let s = cx.s;
     for m in &cx.p.draft {
         if let Some(ev) = find_marker(m, s, None) {
             cx.check(&m.def.id, true, ev.to_string());
