@@ -1420,7 +1420,6 @@ impl Report<'_> {
         let Report { jobs, md, js, .. } = self;
         let of = |s: Sender| jobs.iter().filter(move |j| j.sender == s);
         let senders = SENDERS;
-        // Reliability.
         md.push_str(&format!(
             "Machine: {} cores, {}; {}; {}\nRun: {}; trials {:.0} s, total {:.0} s; load average {} at start, {} at end\n\n",
             js["meta"]["nproc"].as_str().unwrap_or("?"),
@@ -1484,7 +1483,6 @@ impl Report<'_> {
             ..
         } = self;
         let of = |s: Sender| jobs.iter().filter(move |j| j.sender == s);
-        // By condition.
         md.push_str(
             "\nLanded, by condition (trials with that condition; same trials for each sender)\n\n",
         );
@@ -1549,7 +1547,6 @@ impl Report<'_> {
         let Report { jobs, md, js, .. } = self;
         let of = |s: Sender| jobs.iter().filter(move |j| j.sender == s);
         let senders = SENDERS;
-        // Latency.
         md.push_str("\nLatency, ms, p50 / p95, over the trials that landed. `submit`: invocation to the submit keystroke written; `consumed`: invocation to the agent's prompt record; `after shown`: from the moment the composer last appeared (first paint, or the last dialog closed) and stayed; `after stable`: from the moment it had then held still for 100 ms (first stable)\n\n");
         md.push_str("| sender | warm: submit | warm: consumed | warm busy: consumed | cold: submit | cold: consumed | cold: consumed after shown | cold: typing after stable | cold: submit after stable | cold: consumed after stable |\n");
         md.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -1613,7 +1610,6 @@ impl Report<'_> {
         } = self;
         let of = |s: Sender| jobs.iter().filter(move |j| j.sender == s);
         let senders = SENDERS;
-        // Cold latency by agent: each profile has its own start-up settle window.
         md.push_str("\nCold: consumed after the prompt was first stable, by agent look, ms, p50 / p95, over the trials that landed\n\n| sender | claude | codex | gemini | opencode |\n|---|---:|---:|---:|---:|\n");
         let mut cold_by = serde_json::Map::new();
         for s in senders {
@@ -1686,7 +1682,6 @@ impl Report<'_> {
     /// The fan-out and the cost of one poll.
     fn scale(&mut self, poll: &Value, fan: &Value) {
         let Report { md, js, .. } = self;
-        // Scale and polls.
         md.push_str(&format!(
             "\nFan-out, one prompt to 16 panes (median of {} rounds): one pane {} ms, 16 panes {} ms = {:.2}x (with --stagger 0: {} ms = {:.2}x); panes byte-exact {}/16\n",
             fan["rounds"], ms(fan["single_ms"]["p50"].as_f64()), ms(fan["fanout_ms"]["p50"].as_f64()),
@@ -1720,7 +1715,6 @@ impl Report<'_> {
                 .map(|v| format!("{v:.3}"))
                 .unwrap_or("-".into())
         };
-        // Verdicts.
         let l = |s: &str, k: &str, p: &str| lat.get(s).and_then(|v| v[k][p].as_f64());
         let pg_rate = js["reliability"]["promptgate"]["rate"]
             .as_f64()
