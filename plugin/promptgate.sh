@@ -1,17 +1,12 @@
 #!/usr/bin/env bash
-# promptgate tmux plugin: what the keys run, through `run-shell -b`.
-#
-#   promptgate.sh ACTION PANE CLIENT     send | compose | paste | pick | broadcast | install
-#   promptgate.sh prompt-done N CLIENT BUFFER   the send prompt was submitted (target %N)
-#   promptgate.sh edit FILE              inside a popup: run the editor on FILE
-#   promptgate.sh watch                  start the watcher unless one runs (promptgate.tmux, hook)
-#
-# The keys' work is done by the binary (`promptgate plugin ACTION`, in
-# src/app/cmd/plugin.rs): it resolves the target, delivers, logs and shows the
-# result. Here: the options, finding the binary, the editor, the build popup
-# and the watcher's start. It prints nothing on stdout and always exits 0: a
-# run-shell command that prints or fails puts the pane in view mode, which then
-# swallows keys. PROMPTGATE_PLUGIN_DEBUG=FILE keeps stderr there.
+# promptgate tmux plugin: what the keys run, through `run-shell -b`:
+#   promptgate.sh ACTION PANE CLIENT [BUFFER]   send | prompt-done | compose | paste | pick | broadcast | install
+#   promptgate.sh edit FILE    inside a popup: the editor on FILE
+#   promptgate.sh watch        start the watcher (promptgate.tmux, the client-attached hook)
+# The keys' work is done by `promptgate plugin ACTION` (src/app/cmd/plugin.rs); here: the
+# options, finding the binary, the editor, the build popup, the watcher's start. It prints
+# nothing on stdout and exits 0 (a run-shell command that prints or fails puts the pane in
+# view mode, which swallows keys). PROMPTGATE_PLUGIN_DEBUG=FILE keeps stderr there.
 
 # shellcheck disable=SC2154 # PG_<option> variables are set by pg_load_options (printf -v)
 PG_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -39,30 +34,16 @@ pg_action_install() { # ORIGIN CLIENT
 	fi
 }
 
-# Start the watcher unless it is off or one already runs (the watcher itself
-# takes a per-server lock, so a second one exits at once).
+# Start the watcher unless it is off; with `auto` it exits at once unless it has
+# work (notices on, or the status line shows the segment); a second one exits at
+# once too (a per-server lock).
 pg_action_watch() {
-	pg_find_bin || return 0
-	case $PG_watch in
-	off) return 0 ;;
-	on) ;;
-	*)
-		[ "$PG_notify" = on ] || pg_status_uses_segment || return 0
-		;;
-	esac
-	local -a detach=()
+	pg_find_bin && [ "$PG_watch" != off ] || return 0
+	local -a detach=() auto=(--auto)
 	command -v setsid >/dev/null 2>&1 && detach=(setsid)
-	"${detach[@]}" "$PG_BIN" watch --interval "$PG_watch_interval" --display-ms "$PG_display_ms" \
-		</dev/null >/dev/null 2>&1 &
-}
-
-# Does the status line show #{@promptgate-status} (or -all)?
-pg_status_uses_segment() {
-	{
-		tmux show-options -gv status-left
-		tmux show-options -gv status-right
-		tmux show-options -g status-format
-	} 2>/dev/null | grep -q '@promptgate-status'
+	[ "$PG_watch" != on ] || auto=()
+	"${detach[@]}" "$PG_BIN" watch "${auto[@]}" --interval "$PG_watch_interval" \
+		--display-ms "$PG_display_ms" </dev/null >/dev/null 2>&1 &
 }
 
 main() {

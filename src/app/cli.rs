@@ -389,6 +389,10 @@ pub struct WatchArgs {
     /// How long a notice stays on the status line (0 to 600000)
     #[arg(long, default_value_t = 5000, value_name = "MS", value_parser = ms(0, 10 * MINUTE_MS), allow_negative_numbers = true)]
     pub display_ms: u64,
+    /// Start only when it has work: `@promptgate-watch on`, `@promptgate-notify on`, or the
+    /// status line shows `#{@promptgate-status}` (the plugin's `@promptgate-watch auto`)
+    #[arg(long)]
+    pub auto: bool,
 }
 
 #[derive(clap::Args, Debug)]

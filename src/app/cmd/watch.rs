@@ -67,6 +67,9 @@ struct Track {
 
 pub fn run(server: &Server, profiles: &Profiles, a: WatchArgs) -> Result<i32> {
     let one = Process::new(server.clone());
+    if a.auto && !has_work(&one) {
+        return Ok(0);
+    }
     let key = match one.clone().server_key() {
         Ok(k) => k,
         Err(Error::NoServer(_)) => return Ok(0),
@@ -102,6 +105,28 @@ pub fn run(server: &Server, profiles: &Profiles, a: WatchArgs) -> Result<i32> {
         }
         std::thread::sleep(interval);
     }
+}
+
+/// `--auto`: whether the watcher has work on this server: it is asked for
+/// (`@promptgate-watch on`), notices are on, or a status line shows the segment.
+fn has_work(tmux: &Process) -> bool {
+    let opt = |name: &str| {
+        tmux.run(&["show-options", "-gqv", name], None, None)
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    };
+    if opt("@promptgate-watch") == "on" || opt("@promptgate-notify") == "on" {
+        return true;
+    }
+    ["status-left", "status-right"]
+        .iter()
+        .map(|o| opt(o))
+        .chain(std::iter::once(
+            tmux.run(&["show-options", "-g", "status-format"], None, None)
+                .unwrap_or_default(),
+        ))
+        .any(|v| v.contains("@promptgate-status"))
 }
 
 struct Watcher {
