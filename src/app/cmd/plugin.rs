@@ -129,6 +129,14 @@ impl Plugin {
         self.tmux.run(args, None, None).ok()
     }
 
+    /// A command that makes or deletes a paste buffer: before tmux 3.7 that
+    /// notifies control clients, and so waits for none of ours to be
+    /// identifying (see `Process::notification_lock`).
+    fn buffers(&self, args: &[&str]) -> Option<String> {
+        let _quiet = Process::new(self.server.clone()).notification_lock();
+        self.tmux(args)
+    }
+
     fn release(&mut self) -> (u32, u32) {
         self.tmux
             .release()
@@ -335,7 +343,7 @@ impl Plugin {
             return;
         }
         let reply = self.tmux(&["save-buffer", "-b", buf, "-"]);
-        self.tmux(&["delete-buffer", "-b", buf]);
+        self.buffers(&["delete-buffer", "-b", buf]);
         // the reply came as "x" + the text (an empty buffer is refused by set-buffer)
         let text = reply
             .as_deref()
@@ -742,7 +750,7 @@ impl Plugin {
         if !typed && keep {
             let path = literal(&file.to_string_lossy());
             if self
-                .tmux(&["load-buffer", "-b", "promptgate-unsent", &path])
+                .buffers(&["load-buffer", "-b", "promptgate-unsent", &path])
                 .is_some()
             {
                 let k = &self.opt.paste_key;
@@ -755,7 +763,7 @@ impl Plugin {
             }
         }
         if let (true, Some(b)) = (typed, drop) {
-            self.tmux(&["delete-buffer", "-b", b]);
+            self.buffers(&["delete-buffer", "-b", b]);
         }
         self.result(&msg);
     }

@@ -73,12 +73,15 @@ struct Conn {
 /// `control_state` is not set yet: tmux 3.7 checks it) when any notification
 /// for control clients fires while a control client is between its identify
 /// messages: our own attach (`client-session-changed`) and detach
-/// (`client-detached`) are such notifications. So every promptgate process
-/// attaches and detaches its control clients one at a time per server: this
-/// lock (a `flock`, across processes and threads) is held from spawning the
-/// client until it has answered, and from its detach until it has exited.
-/// No notification of ours then fires while one of ours identifies.
-fn attach_lock(server_key: &str) -> Option<crate::io::lock::PaneLock> {
+/// (`client-detached`) are such notifications, and so is every paste buffer
+/// made or deleted (`paste-buffer-changed`, `-deleted`), which each paste
+/// does. So every promptgate process attaches and detaches its control
+/// clients one at a time per server, and pastes only between them: this lock
+/// (a `flock`, across processes and threads) is held from spawning the client
+/// until it has answered, from its detach until it has exited, and around
+/// each paste on those releases. No notification of ours then fires while one
+/// of ours identifies.
+pub(crate) fn attach_lock(server_key: &str) -> Option<crate::io::lock::PaneLock> {
     crate::io::lock::PaneLock::acquire(server_key, "control-attach", Duration::from_secs(10)).ok()
 }
 
@@ -542,7 +545,9 @@ impl Tmux for Control {
             g.yes,
             g.no
         );
+        let quiet = self.one_shot.notification_lock();
         let Some(r) = self.exec(&lines, Until::Marker(&g.mark)) else {
+            drop(quiet);
             return self.one_shot.paste_guarded(pane, text, guard);
         };
         // set-buffer, if-shell, the commands it ran: all fine, and the report.

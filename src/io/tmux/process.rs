@@ -182,6 +182,17 @@ impl Process {
     }
 
     /// Delete our buffer `buf` if it is still there.
+    /// Before tmux 3.7, the lock that keeps our notifications (a paste buffer
+    /// made or deleted) from reaching a control client of ours that is still
+    /// identifying (see `control::attach_lock`); `None` on 3.7 and later.
+    pub fn notification_lock(&mut self) -> Option<crate::io::lock::PaneLock> {
+        if !self.release().ok()?.notifies_identifying_control_clients() {
+            return None;
+        }
+        let key = self.server_key().ok()?;
+        super::control::attach_lock(&key)
+    }
+
     pub(crate) fn drop_buffer(&self, buf: &str) {
         let left = self
             .run(&["list-buffers", "-F", "#{buffer_name}"], None, None)
@@ -339,6 +350,7 @@ impl Tmux for Process {
     }
 
     fn paste_guarded(&mut self, pane: &str, text: &str, guard: Option<&Guard>) -> Result<bool> {
+        let _quiet = self.notification_lock();
         let buf = Self::unique_buffer();
         let raw = self.release()?.paste_needs_raw_flag();
         // One tmux client: load the body from stdin into a private buffer, then the

@@ -66,6 +66,13 @@ impl Release {
     }
 
     /// `paste-buffer` vis-encodes the buffer unless `-S` (3.7 and later).
+    /// A notification for control clients (a paste buffer made or deleted, a
+    /// client attached or detached) crashes the server when it reaches a
+    /// control client still identifying: 3.2a to 3.6a (3.7 checks).
+    pub fn notifies_identifying_control_clients(&self) -> bool {
+        !self.at_least((3, 7))
+    }
+
     pub fn paste_needs_raw_flag(&self) -> bool {
         self.at_least((3, 7))
     }
