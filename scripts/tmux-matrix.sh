@@ -5,6 +5,7 @@
 #   scripts/tmux-matrix.sh 3.4 3.7c             only these
 #   scripts/tmux-matrix.sh --suites live,plugin 3.5a
 #   scripts/tmux-matrix.sh --list               the releases it can build
+#   scripts/tmux-matrix.sh --build 3.4 3.7c     only build these (into the cache), run nothing
 #   PROMPTGATE_REAL_AGENTS=1 scripts/tmux-matrix.sh --suites real_agents:claude_120x40 3.4 3.7c
 #                                               a suite's tests whose names contain a filter
 #
@@ -31,8 +32,10 @@ DEFAULT_RELEASES="3.2a system 3.4 3.5a 3.6a 3.7c next-3.8"
 die() { echo "tmux-matrix: $*" >&2; exit 2; }
 
 releases=()
+build_only=0
 while [ $# -gt 0 ]; do
 	case $1 in
+	--build) build_only=1; shift ;;
 	--suites) SUITES=${2:?--suites needs a list}; shift 2 ;;
 	--suites=*) SUITES=${1#--suites=}; shift ;;
 	--list) ls "$SOURCES" 2>/dev/null | sed -n 's/^tmux-\(.*\)\.tar\.gz$/\1/p'; echo system; exit 0 ;;
@@ -65,6 +68,13 @@ tmux_prefix() {
 }
 
 cd "$ROOT" || exit 2
+if [ $build_only -eq 1 ]; then
+	rc=0
+	for v in "${releases[@]}"; do
+		[ "$v" = system ] || tmux_prefix "$v" >/dev/null || rc=1
+	done
+	exit $rc
+fi
 IFS=, read -r -a suites <<<"$SUITES"
 test_args=()
 for s in "${suites[@]}"; do test_args+=(--test "${s%%:*}"); done
