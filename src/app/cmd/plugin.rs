@@ -30,6 +30,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: PluginArgs) -> Result<i32> {
     let mut p = Plugin {
         tmux: Process::new(server.clone()),
         server: server.clone(),
+        profiles: profiles.clone(),
         origin: a.origin.clone(),
         client: a.client.clone(),
         opt: Options::from_env(),
@@ -39,13 +40,14 @@ pub fn run(server: &Server, profiles: &Profiles, a: PluginArgs) -> Result<i32> {
         PluginAction::PromptDone => p.prompt_done(a.buffer.as_deref().unwrap_or("")),
         PluginAction::Compose => p.compose(),
         PluginAction::Paste => p.paste(),
-        PluginAction::Pick => p.pick(profiles),
-        PluginAction::Broadcast => p.broadcast(profiles),
+        PluginAction::Pick => p.pick(),
+        PluginAction::Broadcast => p.broadcast(),
     }
     Ok(0)
 }
 
 /// The plugin options this side uses, as the shell read them (defaults applied).
+#[derive(Clone)]
 struct Options {
     helper: String,
     send_flags: Vec<String>,
@@ -116,9 +118,11 @@ impl Scratch {
     }
 }
 
+#[derive(Clone)]
 struct Plugin {
     tmux: Process,
     server: Server,
+    profiles: Profiles,
     origin: String,
     client: String,
     opt: Options,
@@ -133,7 +137,7 @@ impl Plugin {
     /// notifies control clients, and so waits for none of ours to be
     /// identifying (see `Process::notification_lock`).
     fn buffers(&self, args: &[&str]) -> Option<String> {
-        let _quiet = Process::new(self.server.clone()).notification_lock();
+        let _quiet = self.tmux.clone().notification_lock();
         self.tmux(args)
     }
 
@@ -247,28 +251,20 @@ impl Plugin {
     }
 
     /// The agent and state of a pane, as `promptgate state` says them.
-    fn describe(pane: &str) -> (String, String) {
-        let out = std::env::current_exe().ok().and_then(|exe| {
-            Command::new(exe)
-                .args(["state", "-t", pane])
-                .stdin(Stdio::null())
-                .stderr(Stdio::null())
-                .output()
-                .ok()
-        });
-        let line = out
-            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-            .unwrap_or_default();
-        let f: Vec<&str> = line.lines().next().unwrap_or("").split('\t').collect();
-        match (f.get(1), f.get(2)) {
-            (Some(a), Some(s)) => (a.to_string(), s.to_string()),
-            _ => ("-".into(), "?".into()),
+    fn describe(&self, pane: &str) -> (String, String) {
+        let mut tmux = self.tmux.clone();
+        match crate::engine::observe::observe(&mut tmux, &self.profiles, None, pane) {
+            Ok(o) => (
+                o.identity.agent.unwrap_or_else(|| "-".into()),
+                o.verdict.state.to_string(),
+            ),
+            Err(_) => ("-".into(), "?".into()),
         }
     }
 
     /// The agent panes, with their states (of one session, if given).
-    fn rows(&self, profiles: &Profiles, session: Option<&str>) -> Vec<Row> {
-        let mut tmux = Process::new(self.server.clone());
+    fn rows(&self, session: Option<&str>) -> Vec<Row> {
+        let mut tmux = self.tmux.clone();
         let Ok(locs) = tmux.locate_panes() else {
             return Vec::new();
         };
@@ -276,7 +272,7 @@ impl Plugin {
             .into_iter()
             .filter(|l| session.is_none_or(|s| s == l.session_id))
             .collect();
-        let mut rows = observe_all(profiles, &mut tmux, locs, &mut Identities::default());
+        let mut rows = observe_all(&self.profiles, &mut tmux, locs, &mut Identities::default());
         add_queue_counts(&mut rows, &self.server);
         rows
     }
@@ -292,7 +288,7 @@ impl Plugin {
         let Some(target) = self.target() else {
             return self.no_target();
         };
-        let (agent, state) = Self::describe(&target);
+        let (agent, state) = self.describe(&target);
         let label = format!("promptgate → {target} {agent} ({state}): ");
         let buf = format!(
             "promptgate-prompt-{}-{}",
@@ -394,7 +390,9 @@ impl Plugin {
         }
         args.push(&cmd);
         // the popup returns when the editor exits: no time limit
-        let _ = Process::new(self.server.clone())
+        let _ = self
+            .tmux
+            .clone()
             .with_timeout(Duration::from_secs(7 * 24 * 3600))
             .run(&args, None, None);
         if !ok.exists() {
@@ -410,7 +408,7 @@ impl Plugin {
         let Some(target) = self.target() else {
             return self.no_target();
         };
-        let (agent, _) = Self::describe(&target);
+        let (agent, _) = self.describe(&target);
         let Some(dir) = self.scratch() else { return };
         let file = dir.file("prompt.md");
         match self.edit(&file, &format!(" promptgate → {target} {agent} ")) {
@@ -453,8 +451,8 @@ impl Plugin {
 
     /// The pick key: a menu of the agent panes with their states and window
     /// names; the choice sets the session's `@promptgate-target`.
-    fn pick(&mut self, profiles: &Profiles) {
-        let rows = self.rows(profiles, None);
+    fn pick(&mut self) {
+        let rows = self.rows(None);
         if rows.is_empty() {
             return self.msg("promptgate: no agent panes on this server");
         }
@@ -547,7 +545,7 @@ impl Plugin {
 
     /// The broadcast key: one composed prompt to every ready agent pane of the
     /// session (not the origin pane unless it is marked).
-    fn broadcast(&mut self, profiles: &Profiles) {
+    fn broadcast(&mut self) {
         let session = self.session();
         let marked = self
             .tmux(&["list-panes", "-a", "-F", "#{?pane_marked,#{pane_id},}"])
@@ -557,7 +555,7 @@ impl Plugin {
             .map(String::from);
         let mut targets = Vec::new();
         let mut skipped = String::new();
-        for r in self.rows(profiles, Some(&session)) {
+        for r in self.rows(Some(&session)) {
             if r.loc.id == self.origin && Some(&r.loc.id) != marked.as_ref() {
                 continue;
             }
@@ -638,13 +636,7 @@ impl Plugin {
         let ticker = (!self.client.is_empty() && args.len() == 3).then(|| {
             let stop = stop.clone();
             let pane = args[2].clone();
-            let me = Plugin {
-                tmux: Process::new(self.server.clone()),
-                server: self.server.clone(),
-                origin: self.origin.clone(),
-                client: self.client.clone(),
-                opt: Options::from_env(),
-            };
+            let me = self.clone();
             std::thread::spawn(move || {
                 let mut n = 1;
                 loop {
@@ -654,7 +646,7 @@ impl Plugin {
                             return;
                         }
                     }
-                    let (agent, state) = Self::describe(&pane);
+                    let (agent, state) = me.describe(&pane);
                     if stop.load(Ordering::SeqCst) {
                         return;
                     }
