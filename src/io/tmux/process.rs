@@ -16,7 +16,7 @@ pub struct Process {
     pub server: Server,
     pub timeout: Duration,
     launcher: super::Launcher,
-    /// `#{socket_path}`, learnt by `resolve` (one tmux call fewer for `server_key`).
+    /// `#{socket_path}`, learnt by `resolve` or the first `server_key` (one tmux call fewer for each later one).
     socket: Option<String>,
     /// The server's release, learnt from the first read (every read names it).
     release: Option<super::Release>,
@@ -416,7 +416,12 @@ impl Tmux for Process {
         };
         let socket = match &self.socket {
             Some(s) => s.clone(),
-            None => self.run(&["display-message", "-p", "#{socket_path}"], None, None)?,
+            None => {
+                // asked once: every paste on tmux before 3.7 needs the key (its lock)
+                let s = self.run(&["display-message", "-p", "#{socket_path}"], None, None)?;
+                self.learn_socket(s.trim().to_string());
+                s
+            }
         };
         Ok(here + socket.trim())
     }
