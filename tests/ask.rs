@@ -71,9 +71,14 @@ fn gemini_answer_is_the_reply_byte_for_byte() {
 }
 
 #[test]
+fn opencode_answer_is_the_reply_byte_for_byte_from_its_session_store() {
+    answers_byte_for_byte("opencode");
+}
+
+#[test]
 fn a_tool_call_is_reported_with_its_name() {
     let srv = TmuxServer::new(120, 40, &[]);
-    for like in ["claude", "codex", "gemini"] {
+    for like in ["claude", "codex", "gemini", "opencode"] {
         let (pane, _) = fake(&srv, like, "tool", &["--reply-tool", "Bash"]);
         let o = srv.pg(&["ask", "-t", &pane, "--json", "list the files"]);
         assert_eq!(code(&o), 0, "{like}: {}", stderr(&o));
@@ -173,9 +178,11 @@ fn a_prompt_typed_by_hand_during_the_turn_is_reported_not_mixed_in() {
 
 #[test]
 fn no_reply_in_the_record_is_nothing_unless_from_screen() {
-    // OpenCode's record (prompt history) holds no replies
+    // an agent that keeps no record (a fake without --records)
     let srv = TmuxServer::new(120, 40, &[]);
-    let (pane, _) = fake(&srv, "opencode", "none", &[]);
+    let home = srv.dir.path().join("home-opencode-none");
+    let (pane, _) = srv.fake_in(&home, "opencode", &["--busy-ms", "300", "--reply", REPLY]);
+    srv.wait_state(&pane, "ready", 10.0);
     let o = srv.pg(&["ask", "-t", &pane, "--json", "anyone?"]);
     assert_eq!(code(&o), 43, "{}", stderr(&o));
     let a = &json_out(&o)["answer"];

@@ -152,7 +152,7 @@ fn real_ask(name: &'static str) {
     let (tool_prompt, tool) = match name {
         "claude" => ("pg-tool-rm: remove the marker folder", "Bash"),
         "codex" => ("pg-tool-rm: remove the marker folder", "exec_command"),
-        "copilot" => ("pg-bash-rm: remove the marker folder", "bash"),
+        "copilot" | "opencode" | "kilo" => ("pg-bash-rm: remove the marker folder", "bash"),
         _ => ("pg-tool-rm: remove the marker folder", "run_shell_command"),
     };
     let (c, r, o) = a.ask(tool_prompt, &[]);
@@ -180,7 +180,18 @@ fn real_ask(name: &'static str) {
         assert_eq!(calls[0]["status"], "pending", "{who}: {ans}");
     }
     a.wait_state("dialog:permission", 10);
-    a.key("Escape");
+    if name == "kilo" {
+        // 7.7.7 keeps its prompt open on Escape: Reject is two to the right,
+        // then it asks what to do instead (still a dialog): Enter leaves it empty
+        for k in ["Right", "Right", "Enter"] {
+            a.key(k);
+            std::thread::sleep(Duration::from_millis(400));
+        }
+        a.wait_state("dialog:permission", 10);
+        a.key("Enter");
+    } else {
+        a.key("Escape");
+    }
     a.wait_state("ready", 30);
     assert!(
         marker.is_dir(),
@@ -194,7 +205,8 @@ fn real_ask(name: &'static str) {
 
     // an API error ends the turn: 42 and its text
     let fail = match name {
-        "gemini" | "qwen" => "pg-fail-400: this one fails",
+        // opencode and kilo retry a 500 for minutes
+        "gemini" | "qwen" | "opencode" | "kilo" => "pg-fail-400: this one fails",
         _ => "pg-fail-500: this one fails",
     };
     // copilot works on for a moment after the Escape (`● Working`)
@@ -311,6 +323,18 @@ fn qwen_real_ask_120x40() {
 #[ignore = "real agents and the scripted model: PROMPTGATE_REAL_AGENTS=1 cargo test --test real_ask -- --include-ignored"]
 fn copilot_real_ask_120x40() {
     real_ask("copilot");
+}
+
+#[test]
+#[ignore = "real agents and the scripted model: PROMPTGATE_REAL_AGENTS=1 cargo test --test real_ask -- --include-ignored"]
+fn opencode_real_ask_120x40() {
+    real_ask("opencode");
+}
+
+#[test]
+#[ignore = "real agents and the scripted model: PROMPTGATE_REAL_AGENTS=1 cargo test --test real_ask -- --include-ignored"]
+fn kilo_real_ask_120x40() {
+    real_ask("kilo");
 }
 
 #[test]

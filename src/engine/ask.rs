@@ -126,7 +126,7 @@ pub fn mark(
         return Default::default();
     };
     match crate::io::answer::reply_files(profile, o.screen.pid, None) {
-        Ok(paths) => crate::io::answer::mark(profile, &paths),
+        Ok(replies) => crate::io::answer::mark(profile, &replies),
         Err(_) => Default::default(),
     }
 }

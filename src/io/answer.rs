@@ -10,8 +10,9 @@
 //! Record formats read here: one JSON object a line (Claude's session JSONL,
 //! Codex's rollout, Qwen's chats, Copilot's `events.jsonl`, Gemini 0.61's
 //! `chats/session-*.jsonl`), one JSON document holding a list of messages
-//! (older Gemini's `chats/session-*.json`), and a markdown chat log (Aider's
-//! `.aider.chat.history.md`).
+//! (older Gemini's `chats/session-*.json`), a markdown chat log (Aider's
+//! `.aider.chat.history.md`), and a SQLite store whose query makes the entries
+//! (OpenCode's and Kilo's session database).
 
 use crate::core::profile::Profile;
 use crate::io::record::RecordDef;
@@ -553,8 +554,8 @@ pub fn read_markdown(def: &ReplyDef, body: &str, raw: &str, since: usize) -> Opt
 /// marked before typing, so that only what comes after is this prompt's.
 pub fn count(def: &ReplyDef, raw: &str) -> usize {
     match def.format {
-        ReplyFormat::Json => entries(def, raw).len(),
         ReplyFormat::MarkdownChat => markdown_blocks(def, raw).iter().filter(|(p, _)| *p).count(),
+        _ => entries(def, raw).len(),
     }
 }
 
@@ -576,6 +577,39 @@ fn markdown_blocks<'a>(def: &ReplyDef, raw: &'a str) -> Vec<(bool, Vec<&'a str>)
     blocks
 }
 
+/// What a reply file holds, read once: entries (`json`, `sqlite`) or the text
+/// of a chat log (`markdown-chat`).
+enum Held {
+    Entries(Vec<Value>),
+    Chat(String),
+}
+
+impl Held {
+    fn load(
+        def: &ReplyDef,
+        files: &crate::io::files::Files,
+        path: &Path,
+        cwd: Option<&Path>,
+    ) -> Option<Held> {
+        let text = || Some(String::from_utf8_lossy(&files.read(path)?).into_owned());
+        match def.format {
+            ReplyFormat::Json => Some(Held::Entries(entries(def, &text()?))),
+            ReplyFormat::MarkdownChat => Some(Held::Chat(text()?)),
+            ReplyFormat::Sqlite => {
+                sqlite::entries(files, path, def.query.as_deref()?, cwd).map(Held::Entries)
+            }
+        }
+    }
+
+    /// [`count`]: the entries, or the prompts of a chat log.
+    fn count(&self, def: &ReplyDef) -> usize {
+        match self {
+            Held::Entries(e) => e.len(),
+            Held::Chat(raw) => count(def, raw),
+        }
+    }
+}
+
 /// Read the answer to `body` from one file that held `since` entries (or
 /// prompts) before the prompt was typed.
 pub fn read_file(
@@ -584,12 +618,12 @@ pub fn read_file(
     body: &str,
     files: &crate::io::files::Files,
     path: &Path,
+    cwd: Option<&Path>,
     since: usize,
 ) -> Option<Answer> {
-    let raw = String::from_utf8_lossy(&files.read(path)?).into_owned();
-    let mut a = match def.format {
-        ReplyFormat::Json => read_entries(def, record, body, &entries(def, &raw), since)?,
-        ReplyFormat::MarkdownChat => read_markdown(def, body, &raw, since)?,
+    let mut a = match Held::load(def, files, path, cwd)? {
+        Held::Entries(e) => read_entries(def, record, body, &e, since)?,
+        Held::Chat(raw) => read_markdown(def, body, &raw, since)?,
     };
     a.path = Some(path.display().to_string());
     Some(a)
@@ -618,12 +652,21 @@ fn matching(files: &crate::io::files::Files, pattern: &Path) -> Vec<PathBuf> {
 }
 
 /// Where the agent under `pane_pid` keeps its replies: the files to look in,
-/// newest first. `proved`: the file the receipt's proof read the prompt from.
+/// newest first, and the agent's directory (a store shared by all its
+/// sessions is read for this directory's).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReplyFiles {
+    pub paths: Vec<PathBuf>,
+    pub cwd: Option<PathBuf>,
+}
+
+/// [`ReplyFiles`] of the agent under `pane_pid`. `proved`: the file the
+/// receipt's proof read the prompt from.
 pub fn reply_files(
     profile: &Profile,
     pane_pid: Option<u32>,
     proved: Option<&str>,
-) -> std::result::Result<Vec<PathBuf>, String> {
+) -> std::result::Result<ReplyFiles, String> {
     let def = profile
         .def
         .reply
@@ -649,31 +692,35 @@ pub fn reply_files(
             out.push(p);
         }
     }
-    Ok(out)
+    Ok(ReplyFiles {
+        paths: out,
+        cwd: Some(place.cwd),
+    })
 }
 
 /// What each reply file held before the prompt was typed ([`count`]); a file
 /// made since is read from its start.
 pub type Marks = BTreeMap<PathBuf, usize>;
 
-/// Mark `paths` (the agent's reply files) before anything is typed.
-pub fn mark(profile: &Profile, paths: &[PathBuf]) -> Marks {
+/// Mark the agent's reply files before anything is typed.
+pub fn mark(profile: &Profile, replies: &ReplyFiles) -> Marks {
     let Some(def) = profile.def.reply.as_ref() else {
         return Marks::new();
     };
     let files = crate::io::files::Files::of_tmux();
-    paths
+    replies
+        .paths
         .iter()
         .filter_map(|p| {
-            let raw = files.read(p)?;
-            Some((p.clone(), count(def, &String::from_utf8_lossy(&raw))))
+            let held = Held::load(def, &files, p, replies.cwd.as_deref())?;
+            Some((p.clone(), held.count(def)))
         })
         .collect()
 }
 
-/// The answer to `body` in the first of `paths` that holds its prompt after
+/// The answer to `body` in the first reply file that holds its prompt after
 /// its mark.
-pub fn read_answer(profile: &Profile, body: &str, paths: &[PathBuf], marks: &Marks) -> Answer {
+pub fn read_answer(profile: &Profile, body: &str, replies: &ReplyFiles, marks: &Marks) -> Answer {
     let Some(def) = profile.def.reply.as_ref() else {
         return Answer::none(format!(
             "the {} profile names no record of replies",
@@ -681,14 +728,26 @@ pub fn read_answer(profile: &Profile, body: &str, paths: &[PathBuf], marks: &Mar
         ));
     };
     let files = crate::io::files::Files::of_tmux();
-    paths
+    let cwd = replies.cwd.as_deref();
+    replies
+        .paths
         .iter()
         .find_map(|p| {
             let since = marks.get(p).copied().unwrap_or(0);
-            read_file(def, profile.def.record.as_ref(), body, &files, p, since)
+            read_file(
+                def,
+                profile.def.record.as_ref(),
+                body,
+                &files,
+                p,
+                cwd,
+                since,
+            )
         })
         .unwrap_or_else(|| Answer::none("the prompt's entry is not in the agent's record"))
 }
+
+mod sqlite;
 
 #[cfg(test)]
 mod tests;

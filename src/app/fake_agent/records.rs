@@ -6,7 +6,8 @@
 //! rollout `$CODEX_HOME/sessions/Y/M/D/rollout-*.jsonl` (held open, as codex
 //! holds it), gemini
 //! `~/.gemini/tmp/<cwd name>/logs.json`, opencode
-//! `~/.local/state/opencode/prompt-history.jsonl`.
+//! `~/.local/state/opencode/prompt-history.jsonl` (and, with a reply, its
+//! session store `~/.local/share/opencode/opencode.db`).
 
 use super::Like;
 use serde_json::{json, Value};
@@ -445,7 +446,90 @@ pub fn append_reply(like: Like, prompt: &str, r: &FakeReply) -> std::io::Result<
             }
             Ok(())
         }
-        // OpenCode's record holds prompts only
-        Like::Opencode => Ok(()),
+        Like::Opencode => opencode_store(&cwd, &session, prompt, r)
+            .map_err(|e| std::io::Error::other(e.to_string())),
     }
+}
+
+/// OpenCode's session store, `$XDG_DATA_HOME/opencode/opencode.db` (default
+/// `~/.local/share`): SQLite in write-ahead-log mode, a session per directory,
+/// a message per prompt and per reply, each with its parts, in the shapes
+/// OpenCode 1.18.33 writes (the columns the reader uses).
+fn opencode_store(
+    cwd: &std::path::Path,
+    session: &str,
+    prompt: &str,
+    r: &FakeReply,
+) -> rusqlite::Result<()> {
+    let dir = env_dir("XDG_DATA_HOME", home().join(".local/share")).join("opencode");
+    let _ = std::fs::create_dir_all(&dir);
+    let c = rusqlite::Connection::open(dir.join("opencode.db"))?;
+    c.pragma_update(None, "journal_mode", "WAL")?;
+    c.execute_batch(
+        "CREATE TABLE IF NOT EXISTS session (id TEXT PRIMARY KEY, directory TEXT NOT NULL);
+         CREATE TABLE IF NOT EXISTS message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL,
+             time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+         CREATE TABLE IF NOT EXISTS part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL,
+             session_id TEXT NOT NULL, time_created INTEGER NOT NULL,
+             time_updated INTEGER NOT NULL, data TEXT NOT NULL);",
+    )?;
+    let ses = format!("ses_{session}");
+    c.execute(
+        "INSERT OR IGNORE INTO session VALUES (?1, ?2)",
+        rusqlite::params![ses, cwd.display().to_string()],
+    )?;
+    let n: i64 = c.query_row("SELECT count(*) FROM message", [], |row| row.get(0))?;
+    let now = super::log::now_ms() as i64;
+    let message = |i: i64, info: Value, parts: Vec<Value>| -> rusqlite::Result<()> {
+        let id = format!("msg_{:08}", n + i);
+        c.execute(
+            "INSERT INTO message VALUES (?1, ?2, ?3, ?3, ?4)",
+            rusqlite::params![id, ses, now + i, info.to_string()],
+        )?;
+        for (k, p) in parts.iter().enumerate() {
+            c.execute(
+                "INSERT INTO part VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+                rusqlite::params![
+                    format!("prt_{:08}_{k}", n + i),
+                    id,
+                    ses,
+                    now + i,
+                    p.to_string()
+                ],
+            )?;
+        }
+        Ok(())
+    };
+    message(
+        0,
+        json!({"role": "user", "time": {"created": now}}),
+        vec![json!({"type": "text", "text": prompt})],
+    )?;
+    let mut info = json!({"role": "assistant", "cost": 0.01, "finish": "stop",
+        "time": {"created": now + 1, "completed": now + 1},
+        "tokens": {"total": r.input_tokens + r.output_tokens, "input": r.input_tokens,
+                   "output": r.output_tokens, "reasoning": 0,
+                   "cache": {"read": r.cache_tokens, "write": 0}}});
+    let mut parts = vec![json!({"type": "step-start"})];
+    if let Some(e) = &r.error {
+        info["finish"] = "error".into();
+        info["error"] = json!({"name": "APIError", "data": {"message": e}});
+    }
+    if let Some((name, input)) = &r.tool {
+        let state = match r.tool_status.as_str() {
+            "approved" => json!({"status": "completed", "input": {"command": input}, "output": ""}),
+            "denied" => json!({"status": "error", "input": {"command": input},
+                "error": "The user rejected permission to use this specific tool call."}),
+            _ => json!({"status": "running", "input": {"command": input}}),
+        };
+        parts.push(json!({"type": "tool", "tool": name, "callID": "call_1", "state": state}));
+        if r.tool_status != "approved" {
+            info["finish"] = "tool-calls".into();
+        }
+    }
+    if r.error.is_none() && (r.tool.is_none() || r.tool_status == "approved") {
+        parts.push(json!({"type": "text", "text": r.text}));
+    }
+    parts.push(json!({"type": "step-finish", "reason": info["finish"].clone()}));
+    message(1, info, parts)
 }

@@ -13,9 +13,16 @@ pub struct ReplyDef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// `json` (one object a line, or one document whose `messages` field is the
-    /// list) or `markdown-chat` (Aider's chat history).
+    /// list), `markdown-chat` (Aider's chat history) or `sqlite` (a SQLite
+    /// database; `query` turns it into entries).
     #[serde(default)]
     pub format: ReplyFormat,
+    /// `sqlite`: the query whose rows are the entries, in order: each row's
+    /// first column one JSON object (read as a `json` entry). `:cwd` is the
+    /// agent's directory, so that a store shared by every session of the
+    /// agent yields only the sessions of this one's directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
     /// `json`: in a one-document file, the field that holds the list of entries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub messages: Option<String>,
@@ -73,6 +80,7 @@ pub enum ReplyFormat {
     #[default]
     Json,
     MarkdownChat,
+    Sqlite,
 }
 
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]

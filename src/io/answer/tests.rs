@@ -35,6 +35,7 @@ fn read(agent: &str, prompt: &str, raw: &str) -> Answer {
             read_entries(def, p.def.record.as_ref(), prompt, &entries(def, raw), 0)
         }
         ReplyFormat::MarkdownChat => read_markdown(def, prompt, raw, 0),
+        ReplyFormat::Sqlite => panic!("{agent}: a store, not a file"),
     }
     .expect("the prompt's entry")
 }
@@ -193,13 +194,11 @@ fn a_json_document_with_a_messages_list_is_read_too() {
 #[test]
 fn agents_whose_record_holds_no_replies_say_so() {
     let profiles = Profiles::builtin();
-    for name in ["opencode", "kilo", "auggie"] {
-        let p = profiles.get(name).unwrap();
-        assert!(p.def.reply.is_none(), "{name}");
-        let a = read_answer(p, "x", &[], &Marks::new());
-        assert_eq!(a.source, "none");
-        assert!(a.why.unwrap().contains("no record of replies"));
-    }
+    let p = profiles.get("auggie").unwrap();
+    assert!(p.def.reply.is_none());
+    let a = read_answer(p, "x", &ReplyFiles::default(), &Marks::new());
+    assert_eq!(a.source, "none");
+    assert!(a.why.unwrap().contains("no record of replies"));
 }
 
 #[test]
@@ -399,4 +398,222 @@ fn a_reply_written_before_its_prompt_is_read_in_the_order_of_its_timestamps() {
     let a = read("claude", "pg-ask-usage: what do you say", raw);
     assert_eq!(a.text, "PG-ASK-ANSWER");
     assert_eq!(a.tokens.map(|t| (t.input, t.output)), Some((1234, 56)));
+}
+
+/// An OpenCode/Kilo session store as 1.18.33 and 7.7.7 write it (the rows are
+/// the real ones' shapes): sessions by directory, messages, and their parts.
+fn session_store(path: &Path) -> rusqlite::Connection {
+    let c = rusqlite::Connection::open(path).unwrap();
+    c.pragma_update(None, "journal_mode", "WAL").unwrap();
+    c.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+    c.execute_batch(
+        "CREATE TABLE session (id TEXT PRIMARY KEY, directory TEXT NOT NULL);
+         CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL,
+             time_created INTEGER NOT NULL, data TEXT NOT NULL);
+         CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL,
+             session_id TEXT NOT NULL, data TEXT NOT NULL);
+         INSERT INTO session VALUES ('ses_a', '/proj'), ('ses_b', '/elsewhere');",
+    )
+    .unwrap();
+    c
+}
+
+struct Store<'a> {
+    c: &'a rusqlite::Connection,
+    n: u32,
+}
+
+impl Store<'_> {
+    fn message(&mut self, session: &str, info: serde_json::Value, parts: &[serde_json::Value]) {
+        self.n += 1;
+        let id = format!("msg_{:04}", self.n);
+        self.c
+            .execute(
+                "INSERT INTO message VALUES (?1, ?2, ?3, ?4)",
+                rusqlite::params![id, session, 1000 + self.n, info.to_string()],
+            )
+            .unwrap();
+        for (i, p) in parts.iter().enumerate() {
+            self.c
+                .execute(
+                    "INSERT INTO part VALUES (?1, ?2, ?3, ?4)",
+                    rusqlite::params![format!("prt_{:04}_{i}", self.n), id, session, p.to_string()],
+                )
+                .unwrap();
+        }
+    }
+
+    fn prompt(&mut self, session: &str, text: &str) {
+        self.message(
+            session,
+            serde_json::json!({"role": "user"}),
+            &[serde_json::json!({"type": "text", "text": text})],
+        );
+    }
+
+    fn reply(
+        &mut self,
+        session: &str,
+        parts: &[serde_json::Value],
+        finish: &str,
+        extra: serde_json::Value,
+    ) {
+        let mut info = serde_json::json!({"role": "assistant", "cost": 0.004542, "finish": finish,
+            "tokens": {"total": 1290, "input": 1234, "output": 56, "reasoning": 0,
+                       "cache": {"write": 3, "read": 4}}});
+        if let (Some(i), Some(e)) = (info.as_object_mut(), extra.as_object()) {
+            i.extend(e.clone());
+        }
+        let mut all = vec![serde_json::json!({"type": "step-start"})];
+        all.extend(parts.iter().cloned());
+        all.push(serde_json::json!({"type": "step-finish", "reason": finish}));
+        self.message(session, info, &all);
+    }
+}
+
+#[test]
+fn opencode_and_kilo_answer_from_their_session_store() {
+    let d = tempfile::tempdir().unwrap();
+    for agent in ["opencode", "kilo"] {
+        let p = profile(agent);
+        let def = p.def.reply.as_ref().unwrap();
+        assert_eq!(def.format, ReplyFormat::Sqlite, "{agent}");
+        let db = d.path().join(format!("{agent}.db"));
+        let c = session_store(&db);
+        let mut s = Store { c: &c, n: 0 };
+        let text = |t: &str| serde_json::json!({"type": "text", "text": t});
+        s.prompt("ses_a", "the question");
+        s.reply(
+            "ses_a",
+            &[text("an older reply")],
+            "stop",
+            serde_json::json!({}),
+        );
+        let replies = ReplyFiles {
+            paths: vec![db.clone()],
+            cwd: Some(PathBuf::from("/proj")),
+        };
+        let marks = mark(&p, &replies);
+        assert_eq!(
+            marks.get(&db),
+            Some(&2),
+            "{agent}: the entries before the prompt"
+        );
+        // the same words asked again: only the reply after the mark is this one's
+        s.prompt("ses_a", "the question");
+        // another directory's session writes meanwhile: never read
+        s.prompt("ses_b", "the question");
+        s.reply(
+            "ses_b",
+            &[text("the other directory's reply")],
+            "stop",
+            serde_json::json!({}),
+        );
+        s.reply(
+            "ses_a",
+            &[
+                serde_json::json!({"type": "reasoning", "text": "a thought"}),
+                text("PG-ASK-ANSWER: the first line.\n\nThe second, with a tab\there."),
+            ],
+            "stop",
+            serde_json::json!({}),
+        );
+        let a = read_answer(&p, "the question", &replies, &marks);
+        assert_eq!(a.source, "transcript", "{agent}: {a:?}");
+        assert_eq!(
+            a.text, "PG-ASK-ANSWER: the first line.\n\nThe second, with a tab\there.",
+            "{agent}"
+        );
+        assert_eq!(a.stop_reason.as_deref(), Some("stop"), "{agent}");
+        assert_eq!(
+            a.tokens,
+            Some(Tokens {
+                input: 1234,
+                output: 56,
+                cache: 7
+            }),
+            "{agent}"
+        );
+        assert_eq!(a.cost, Some(0.004542), "{agent}");
+        assert_eq!(a.path.as_deref(), Some(db.to_str().unwrap()), "{agent}");
+
+        // a tool call: pending while the prompt waits, denied once rejected
+        let call = |status: &str, error: Option<&str>| {
+            let mut state = serde_json::json!({"status": status,
+                "input": {"command": "rm -r pg-marker", "description": "Remove the pg-marker folder"}});
+            if let Some(e) = error {
+                state["error"] = e.into();
+            }
+            serde_json::json!({"type": "tool", "tool": "bash", "callID": "toolu_1", "state": state})
+        };
+        let marks = mark(&p, &replies);
+        s.prompt("ses_a", "pg-bash-rm: remove the marker folder");
+        s.reply(
+            "ses_a",
+            &[call("running", None)],
+            "tool-calls",
+            serde_json::json!({}),
+        );
+        let a = read_answer(&p, "pg-bash-rm: remove the marker folder", &replies, &marks);
+        assert_eq!(a.tool_calls.len(), 1, "{agent}: {a:?}");
+        assert_eq!(
+            (
+                a.tool_calls[0].name.as_str(),
+                a.tool_calls[0].status.as_str()
+            ),
+            ("bash", "pending")
+        );
+        assert!(a.tool_calls[0].input_summary.contains("rm -r pg-marker"));
+        c.execute(
+            "UPDATE part SET data = ?1 WHERE data LIKE '%toolu_1%'",
+            [call(
+                "error",
+                Some("The user rejected permission to use this specific tool call."),
+            )
+            .to_string()],
+        )
+        .unwrap();
+        let a = read_answer(&p, "pg-bash-rm: remove the marker folder", &replies, &marks);
+        assert_eq!(a.tool_calls[0].status, "denied", "{agent}: {a:?}");
+        c.execute(
+            "UPDATE part SET data = ?1 WHERE data LIKE '%toolu_1%'",
+            [call("completed", None).to_string()],
+        )
+        .unwrap();
+        let a = read_answer(&p, "pg-bash-rm: remove the marker folder", &replies, &marks);
+        assert_eq!(a.tool_calls[0].status, "approved", "{agent}: {a:?}");
+
+        // an API error ends the turn in its own words
+        let marks = mark(&p, &replies);
+        s.prompt("ses_a", "pg-fail-400: this one fails");
+        s.reply(
+            "ses_a",
+            &[],
+            "error",
+            serde_json::json!({"error": {"name": "APIError",
+                "data": {"message": "scripted bad request", "statusCode": 400}}}),
+        );
+        let a = read_answer(&p, "pg-fail-400: this one fails", &replies, &marks);
+        assert_eq!(
+            a.error.as_deref(),
+            Some("scripted bad request"),
+            "{agent}: {a:?}"
+        );
+        assert_eq!(a.text, "", "{agent}");
+
+        // a prompt typed by hand after this one: reported, its reply not mixed in
+        let marks = mark(&p, &replies);
+        s.prompt("ses_a", "asked");
+        s.prompt("ses_a", "typed by hand");
+        s.reply(
+            "ses_a",
+            &[text("the reply to the typed one")],
+            "stop",
+            serde_json::json!({}),
+        );
+        let a = read_answer(&p, "asked", &replies, &marks);
+        assert_eq!(a.other_prompts, ["typed by hand"], "{agent}: {a:?}");
+        assert!(!a.text.contains("typed one"), "{agent}");
+        drop(c);
+    }
 }
