@@ -371,3 +371,24 @@ fn a_dialog_right_after_the_paste_is_never_a_silent_exit_0() {
         );
     }
 }
+
+/// `--no-verify` returns right after the submit key: no look at the screen
+/// after it and none at the record (its proof says so); the body still lands once.
+#[test]
+fn no_verify_returns_after_the_submit_without_waiting_for_the_record() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (pane, _, transcript) = fake_with_home(&srv, "claude", &[]);
+    srv.wait_state(&pane, "ready", 10.0);
+    let o = srv.pg(&["send", "-t", &pane, "--no-verify", "--json", "unverified"]);
+    let r = receipt(&o);
+    assert_eq!(code(&o), 0, "{} {r}", stderr(&o));
+    assert_eq!(r["evidence"]["rule"], "verify.skipped", "{r}");
+    assert_eq!(r["proof"]["source"], "screen", "{r}");
+    assert_eq!(r["proof"]["why"], "not looked for (--no-verify)", "{r}");
+    assert_eq!(r["timings"]["verify_ms"], 0, "{r}");
+    let t0 = std::time::Instant::now();
+    while prompts(&transcript).is_empty() && t0.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(prompts(&transcript), vec!["unverified"]);
+}
