@@ -432,7 +432,31 @@ impl Delivery<'_> {
             false => crate::io::record::mark(profile, prep.pane_pid),
         };
         let hook_mark = crate::io::record::HookMark::new(&prep.server_key, &pane);
-        let attempt = match self.gate_and_type(tmux, clock, profile, &pane, &mut prep, sink) {
+        // the record's proof waits from the submit key on, in a thread of its
+        // own, while the screen is verified (it was one after the other)
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let (attempt, early) = std::thread::scope(|s| {
+            let proving = mark.as_ref().ok().map(|m| {
+                let stop = &stop;
+                s.spawn(move || {
+                    let body = rx.recv().ok()?;
+                    Some(m.prove_unless(&body, stop))
+                })
+            });
+            let attempt =
+                self.gate_and_type(tmux, clock, profile, &pane, &mut prep, sink, Some(&tx));
+            drop(tx);
+            // a receipt the record cannot change needs no proof: stop waiting
+            let wanted = matches!(&attempt, Ok(Attempt { run: Some(Ok(d)), .. })
+                if matches!(d.judgement.receipt, ReceiptKind::Consumed | ReceiptKind::Unknown));
+            if !wanted {
+                stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            let early = proving.and_then(|h| h.join().ok().flatten());
+            (attempt, early)
+        });
+        let attempt = match attempt {
             Ok(a) => a,
             Err(e) => return Outcome::failed(&pane, e),
         };
@@ -448,7 +472,7 @@ impl Delivery<'_> {
                 let mut j = d.judgement;
                 let proof = match self.opts.no_verify {
                     true => crate::io::record::Proof::screen(&prep.plan.body, NOT_VERIFIED),
-                    false => prove(&mark, &hook_mark, profile, &prep.plan, &mut j),
+                    false => prove(&mark, &hook_mark, profile, &prep.plan, &mut j, early),
                 };
                 rec.proof = Some(proof);
                 rec.receipt = j.receipt;
@@ -549,6 +573,7 @@ impl Delivery<'_> {
         pane: &str,
         prep: &mut Prepared,
         sink: &mut dyn Sink,
+        submitted: Option<&std::sync::mpsc::Sender<String>>,
     ) -> Result<Attempt> {
         let (a, shared, force) = (self.opts, self.shared, self.opts.force);
         let mut regates: Vec<String> = Vec::new();
@@ -591,6 +616,7 @@ impl Delivery<'_> {
                 gate_screen: &gate.screen,
                 opts: a,
                 shared,
+                submitted,
             };
             match job.run(tmux, clock, sink) {
                 Ok(Step::Regate(why)) if regates.len() < MAX_REGATES => regates.push(why),
@@ -675,14 +701,20 @@ fn prove(
     profile: &Profile,
     pl: &Plan,
     j: &mut crate::core::verify::Judgement,
+    early: Option<crate::io::record::Proof>,
 ) -> crate::io::record::Proof {
     let body: String = pl.body_chunks().iter().map(|c| c.text.as_str()).collect();
     if !matches!(j.receipt, ReceiptKind::Consumed | ReceiptKind::Unknown) {
         return crate::io::record::Proof::screen(&body, &format!("the receipt is {}", j.receipt));
     }
-    let mut proof = match mark {
-        Ok(m) => m.prove(&body),
-        Err(why) => crate::io::record::Proof::screen(&body, why),
+    // the wait that ran beside the verify decides when it found the body; any
+    // other finding is looked for again, from now (a resubmit may have been the
+    // press the agent took, later than the first)
+    let early = early.filter(|p| crate::io::record::is_exact(p.matched));
+    let mut proof = match (early, mark) {
+        (Some(p), _) => p,
+        (None, Ok(m)) => m.prove(&body),
+        (None, Err(why)) => crate::io::record::Proof::screen(&body, why),
     };
     // a hook's prompt event (`promptgate hooks install`) proves what no record did
     if !crate::io::record::is_exact(proof.matched) && proof.matched != "mangled" {
@@ -818,6 +850,9 @@ struct Job<'a> {
     gate_screen: &'a Screen,
     opts: &'a SendOpts,
     shared: &'a Shared,
+    /// Told the body the moment the submit key is pressed: the proof from the
+    /// agent's record starts waiting then, beside the screen's verify.
+    submitted: Option<&'a std::sync::mpsc::Sender<String>>,
 }
 
 impl Job<'_> {
@@ -831,6 +866,7 @@ impl Job<'_> {
             gate_screen,
             opts: a,
             shared,
+            submitted,
         } = *self;
         let force = a.force;
         // A screen read this very moment, of the live process the gate saw, is the
@@ -931,6 +967,9 @@ impl Job<'_> {
                 submit(tmux, pane, pl, guard.as_ref())
             })? {
                 typed.submit_at_ms = pressed_at;
+                if let Some(tx) = submitted {
+                    let _ = tx.send(pl.body_chunks().iter().map(|c| c.text.as_str()).collect());
+                }
                 break;
             }
             held_back += 1;

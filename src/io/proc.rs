@@ -275,15 +275,26 @@ mod tests {
         let me = std::process::id();
         // other tests fork and reap meanwhile: a look may still miss the child
         // (see tree_by_children); one of a few looks finds it
-        let quick = (0..20)
-            .map(|_| tree_by_children(me).expect("this kernel has children files"))
+        let quick = (0..50)
+            .map(|i| {
+                if i > 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                tree_by_children(me).expect("this kernel has children files")
+            })
             .find(|t| t.contains(&child.id()))
             .unwrap_or_else(|| panic!("{} never in the children files", child.id()));
         assert_eq!(quick[0], me);
-        let seen = (0..20).any(|_| {
-            process_tree(me)
+        // (spread over a second: under a full test run every look of a quick
+        // burst can fall in other tests' forks)
+        let seen = (0..50).any(|_| {
+            let found = process_tree(me)
                 .iter()
-                .any(|p| p.pid == child.id() && p.comm == "sleep")
+                .any(|p| p.pid == child.id() && p.comm == "sleep");
+            if !found {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            found
         });
         assert!(seen, "the sleep child is in the process tree");
         let _ = child.kill();

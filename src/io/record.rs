@@ -311,6 +311,12 @@ impl Mark {
     /// Wait (at most the profile's `wait_ms`) for what the agent appended after
     /// the mark, and judge it against `body` (the text as sent).
     pub fn prove(&self, body: &str) -> Proof {
+        self.prove_unless(body, &std::sync::atomic::AtomicBool::new(false))
+    }
+
+    /// [`prove`](Self::prove), giving up at the next look once `stop` is set
+    /// (the receipt turned out to need no proof).
+    pub fn prove_unless(&self, body: &str, stop: &std::sync::atomic::AtomicBool) -> Proof {
         let start = Instant::now();
         let deadline = start + self.wait;
         // A record known to be this agent's that has no entry for this send by
@@ -325,7 +331,8 @@ impl Mark {
             let done = now >= deadline && (!late || now >= grace);
             // an entry that is not (yet) the body may be half written (a plain
             // text record has no end mark): look again until the deadline
-            if is_exact(p.matched) || done {
+            let stopped = stop.load(std::sync::atomic::Ordering::SeqCst);
+            if is_exact(p.matched) || done || stopped {
                 p.waited_ms = Some(start.elapsed().as_millis() as u64);
                 return p;
             }
