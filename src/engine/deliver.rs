@@ -388,6 +388,8 @@ struct Prepared {
     /// first poll (no other sender held the pane since it was made).
     first: Option<Screen>,
     pane_pid: Option<u32>,
+    /// Told the body when the submit key is pressed (the proof's wait begins).
+    submitted: Option<std::sync::mpsc::Sender<String>>,
 }
 
 /// What gating and typing came to.
@@ -444,9 +446,9 @@ impl Delivery<'_> {
                     Some(m.prove_unless(&body, stop))
                 })
             });
-            let attempt =
-                self.gate_and_type(tmux, clock, profile, &pane, &mut prep, sink, Some(&tx));
-            drop(tx);
+            prep.submitted = Some(tx);
+            let attempt = self.gate_and_type(tmux, clock, profile, &pane, &mut prep, sink);
+            prep.submitted = None;
             // a receipt the record cannot change needs no proof: stop waiting
             let wanted = matches!(&attempt, Ok(Attempt { run: Some(Ok(d)), .. })
                 if matches!(d.judgement.receipt, ReceiptKind::Consumed | ReceiptKind::Unknown));
@@ -558,6 +560,7 @@ impl Delivery<'_> {
             lock,
             first,
             pane_pid,
+            submitted: None,
         })
     }
 
@@ -573,7 +576,6 @@ impl Delivery<'_> {
         pane: &str,
         prep: &mut Prepared,
         sink: &mut dyn Sink,
-        submitted: Option<&std::sync::mpsc::Sender<String>>,
     ) -> Result<Attempt> {
         let (a, shared, force) = (self.opts, self.shared, self.opts.force);
         let mut regates: Vec<String> = Vec::new();
@@ -616,7 +618,7 @@ impl Delivery<'_> {
                 gate_screen: &gate.screen,
                 opts: a,
                 shared,
-                submitted,
+                submitted: prep.submitted.as_ref(),
             };
             match job.run(tmux, clock, sink) {
                 Ok(Step::Regate(why)) if regates.len() < MAX_REGATES => regates.push(why),
