@@ -124,6 +124,22 @@ impl Agent {
         assert!(o.status.success(), "send-keys {key}: {}", text(&o.stderr));
     }
 
+    /// Refuse the tool-approval dialog on screen. Escape does it everywhere
+    /// but in Kilo 7.7.7, which keeps its prompt open on Escape: Reject is two
+    /// to the right, then it asks what to do instead (still a dialog), and
+    /// Enter leaves that empty.
+    pub fn reject_tool(&self) {
+        if self.name != "kilo" {
+            return self.key("Escape");
+        }
+        for k in ["Right", "Right", "Enter"] {
+            self.key(k);
+            std::thread::sleep(Duration::from_millis(400));
+        }
+        self.wait_state("dialog:permission", 10);
+        self.key("Enter");
+    }
+
     pub fn state(&self) -> String {
         let v = json_out(&self.pg(&["state", "-t", &self.pane, "--json"]));
         v["state"].as_str().unwrap_or("error").to_string()
