@@ -221,6 +221,50 @@ fn real_turns(name: &'static str) {
     assert_eq!(count(&recs, refused), 0, "{name}: record {recs:?}");
     assert_eq!(count(&recs, stream), 1, "{name}: record {recs:?}");
 
+    // (d) where the agent queues a prompt typed while it works (Claude Code: `Queued`,
+    // `Press up to edit queued messages`): a forced send during a stream is
+    // `queued` (31) when the verify ends first; with a verify that outlasts the
+    // stream it is `consumed` once the agent runs it, proven from its record
+    if name == "claude" {
+        let queue = |body: &str, verify: &str| {
+            let submit = a.send_ok("pg-stream-short: a short story", &[])["timings"]
+                ["submit_at_ms"]
+                .as_u64()
+                .unwrap_or(0);
+            a.wait_state("busy", 30);
+            let (c, r, o) = a.send(body, &["--force", "--verify-timeout", verify]);
+            let _ = first("pg-stream-short", submit);
+            (c, r, o)
+        };
+        let parked = "parked while busy: pg-quick";
+        let (c, r, o) = queue(parked, "1");
+        assert_eq!(
+            c,
+            31,
+            "{name}: a forced send while streaming: {}\n{r}",
+            text(&o.stderr)
+        );
+        assert_eq!(r["receipt"], "queued", "{name}: {r}");
+        a.wait_state("ready", 60);
+        let ran = "queued then run: pg-quick";
+        let (c, r, o) = queue(ran, "60");
+        assert_eq!(c, 0, "{name}: {}\n{r}", text(&o.stderr));
+        assert_eq!(r["receipt"], "consumed", "{name}: {r}");
+        assert_eq!(r["proof"]["match"], "exact", "{name}: {r}");
+        a.wait_state("ready", 60);
+        let recs = a.records();
+        assert_eq!(
+            count(&recs, parked),
+            1,
+            "{name}: the parked prompt ran once: {recs:?}"
+        );
+        assert_eq!(count(&recs, ran), 1, "{name}: record {recs:?}");
+        eprintln!(
+            "REPORT real_turns {name} {} queued: 31 when the verify ends first, consumed with exact proof after {} ms when it waits",
+            a.version, r["timings"]["verify_ms"]
+        );
+    }
+
     // (a) the approval dialog of a shell command that would remove the marker
     // (aider has no shell tool call: its approvals are inline yes/no questions)
     if name == "aider" {
