@@ -11,7 +11,7 @@
 //! ```
 //!
 //! Each test, on the real agent:
-//! - (d) `send --until-done` of a prompt the model answers at once: the receipt's
+//! - `send --until-done` of a prompt the model answers at once: the receipt's
 //!   turn is done and the answer is on the screen;
 //! - (c) a second one: promptgate exits after the model's answer (its request in
 //!   aimock's journal; the answer is one burst) and well before the old fixed 3 s
@@ -21,6 +21,9 @@
 //!   of it reaches the agent's record or the screen; `send --wait-busy` lands once,
 //!   its request reaching the model only after the streamed reply's last content
 //!   chunk;
+//! - (d) Claude Code only: a forced send during a stream is `queued` (31) when the
+//!   verify ends first, and `consumed` with exact proof once it runs when it waits;
+//! - (e) the watcher (`watch --notify`) shows one done message for one turn;
 //! - (a) the model answers with a shell tool call `rm -r pg-marker`: the agent's
 //!   approval dialog shows (`state` = `dialog:permission`), a send of `1` into it
 //!   is refused (21) and the screen stays as it was; after Escape the marker
@@ -262,6 +265,74 @@ fn real_turns(name: &'static str) {
         eprintln!(
             "REPORT real_turns {name} {} queued: 31 when the verify ends first, consumed with exact proof after {} ms when it waits",
             a.version, r["timings"]["verify_ms"]
+        );
+    }
+
+    // (e) the plugin's watcher (`watch --notify`) tells once per turn that the
+    // agent is done: a message on each attached client
+    {
+        let dones = || -> usize {
+            text(&common::tmux_on(&a.socket, &["show-messages"]).stdout)
+                .lines()
+                // the messages shown, not the logged display-message commands
+                .filter_map(|l| l.split_once(" message: ").map(|(_, m)| m.to_string()))
+                .filter(|m| m.starts_with(&format!("promptgate: {} ", a.pane)))
+                .filter(|l| l.contains("is done"))
+                .count()
+        };
+        let client = common::TmuxServer::new(
+            120,
+            40,
+            &[
+                "env", "-u", "TMUX", "tmux", "-L", &a.socket, "attach", "-t", &a.pane,
+            ],
+        );
+        let mut watcher = common::pg_on(
+            &a.socket,
+            a.tmp.path(),
+            &["watch", "--notify", "--interval", "100"],
+        )
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+        // the watcher is running once its control-mode client is attached
+        let t0 = std::time::Instant::now();
+        while !text(
+            &common::tmux_on(&a.socket, &["list-clients", "-F", "#{client_control_mode}"]).stdout,
+        )
+        .lines()
+        .any(|l| l == "1")
+            && t0.elapsed() < Duration::from_secs(10)
+        {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        let before = dones();
+        a.send_ok(
+            "pg-stream-short: a short story for the watcher",
+            &["--until-done"],
+        );
+        let t0 = std::time::Instant::now();
+        while dones() == before && t0.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // and no second notice for the same turn
+        std::thread::sleep(Duration::from_millis(1500));
+        let got = dones() - before;
+        let log: Vec<String> = text(&common::tmux_on(&a.socket, &["show-messages"]).stdout)
+            .lines()
+            .filter(|l| l.contains(" message: "))
+            .map(str::to_string)
+            .collect();
+        let _ = watcher.kill();
+        let _ = watcher.wait();
+        drop(client);
+        assert_eq!(got, 1, "{name}: done notices for one turn: {log:?}");
+        eprintln!(
+            "REPORT real_turns {name} {} watcher: one done notice for the turn",
+            a.version
         );
     }
 
