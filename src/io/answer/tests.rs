@@ -451,6 +451,16 @@ impl Store<'_> {
         );
     }
 
+    /// A plain reply: one text part, finished with `stop`.
+    fn said(&mut self, session: &str, text: &str) {
+        self.reply(
+            session,
+            &[serde_json::json!({"type": "text", "text": text})],
+            "stop",
+            serde_json::json!({}),
+        );
+    }
+
     fn reply(
         &mut self,
         session: &str,
@@ -483,12 +493,7 @@ fn opencode_and_kilo_answer_from_their_session_store() {
         let mut s = Store { c: &c, n: 0 };
         let text = |t: &str| serde_json::json!({"type": "text", "text": t});
         s.prompt("ses_a", "the question");
-        s.reply(
-            "ses_a",
-            &[text("an older reply")],
-            "stop",
-            serde_json::json!({}),
-        );
+        s.said("ses_a", "an older reply");
         let replies = ReplyFiles {
             paths: vec![db.clone()],
             cwd: Some(PathBuf::from("/proj")),
@@ -503,12 +508,7 @@ fn opencode_and_kilo_answer_from_their_session_store() {
         s.prompt("ses_a", "the question");
         // another directory's session writes meanwhile: never read
         s.prompt("ses_b", "the question");
-        s.reply(
-            "ses_b",
-            &[text("the other directory's reply")],
-            "stop",
-            serde_json::json!({}),
-        );
+        s.said("ses_b", "the other directory's reply");
         s.reply(
             "ses_a",
             &[
@@ -605,12 +605,7 @@ fn opencode_and_kilo_answer_from_their_session_store() {
         let marks = mark(&p, &replies);
         s.prompt("ses_a", "asked");
         s.prompt("ses_a", "typed by hand");
-        s.reply(
-            "ses_a",
-            &[text("the reply to the typed one")],
-            "stop",
-            serde_json::json!({}),
-        );
+        s.said("ses_a", "the reply to the typed one");
         let a = read_answer(&p, "asked", &replies, &marks);
         assert_eq!(a.other_prompts, ["typed by hand"], "{agent}: {a:?}");
         assert!(!a.text.contains("typed one"), "{agent}");
