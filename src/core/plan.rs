@@ -126,6 +126,12 @@ impl Plan {
         &self.chunks[..self.chunks.len() - 1]
     }
 
+    /// The text the body chunks type, joined: what the agent's record should
+    /// hold (the proof compares it).
+    pub fn typed_text(&self) -> String {
+        self.body_chunks().iter().map(|c| c.text.as_str()).collect()
+    }
+
     /// The submit chunk (always last).
     pub fn submit(&self) -> &Chunk {
         self.chunks

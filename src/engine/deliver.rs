@@ -473,7 +473,7 @@ impl Delivery<'_> {
             Some(Ok(d)) => {
                 let mut j = d.judgement;
                 let proof = match self.opts.no_verify {
-                    true => crate::io::record::Proof::screen(&prep.plan.body, NOT_VERIFIED),
+                    true => crate::io::record::Proof::screen(&prep.plan.typed_text(), NOT_VERIFIED),
                     false => prove(&mark, &hook_mark, profile, &prep.plan, &mut j, early),
                 };
                 rec.proof = Some(proof);
@@ -705,7 +705,7 @@ fn prove(
     j: &mut crate::core::verify::Judgement,
     early: Option<crate::io::record::Proof>,
 ) -> crate::io::record::Proof {
-    let body: String = pl.body_chunks().iter().map(|c| c.text.as_str()).collect();
+    let body = pl.typed_text();
     if !matches!(j.receipt, ReceiptKind::Consumed | ReceiptKind::Unknown) {
         return crate::io::record::Proof::screen(&body, &format!("the receipt is {}", j.receipt));
     }
@@ -970,7 +970,7 @@ impl Job<'_> {
             })? {
                 typed.submit_at_ms = pressed_at;
                 if let Some(tx) = submitted {
-                    let _ = tx.send(pl.body_chunks().iter().map(|c| c.text.as_str()).collect());
+                    let _ = tx.send(pl.typed_text());
                 }
                 break;
             }
