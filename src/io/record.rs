@@ -372,6 +372,14 @@ impl Mark {
                     if is_exact(j.matched) {
                         j.path = Some(p.display().to_string());
                         j.owner = Some(owner);
+                        if !proven {
+                            // the agent may have made the file (its first prompt's
+                            // record) after `owned` looked: ask again
+                            let (now, by) = self.owned();
+                            if now.contains(p) {
+                                j.owner = Some(by);
+                            }
+                        }
                         return j;
                     }
                     grew.get_or_insert_with(|| p.clone());
