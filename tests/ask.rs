@@ -212,7 +212,7 @@ fn no_reply_in_the_record_is_nothing_unless_from_screen() {
 #[test]
 fn fan_out_answers_beside_each_pane_and_agent() {
     let srv = TmuxServer::new(120, 40, &[]);
-    let (p1, _) = fake(&srv, "claude", "fan", &[]);
+    let (p1, t1) = fake(&srv, "claude", "fan", &[]);
     let (p2, _) = fake(&srv, "codex", "fan", &[]);
     let o = srv.pg(&["ask", "-t", &p1, "-t", &p2, "--json", "compare"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
@@ -239,6 +239,42 @@ fn fan_out_answers_beside_each_pane_and_agent() {
         out.contains(&format!("=== {p2} codex\n{REPLY_TEXT}\n")),
         "{out}"
     );
+    // three targets naming one pane (its id, its name, its id again): asked
+    // once, with a note for each dropped
+    srv.wait_state(&p1, "ready", 10.0);
+    let name = srv
+        .tmux_out(&[
+            "display",
+            "-p",
+            "-t",
+            &p1,
+            "#{session_name}:#{window_index}.#{pane_index}",
+        ])
+        .trim()
+        .to_string();
+    let o = srv.pg(&[
+        "ask",
+        "--json",
+        "-t",
+        &p1,
+        "-t",
+        &name,
+        "-t",
+        &p1,
+        "only once",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r = json_out(&o);
+    assert_eq!(r["summary"]["total"], 1, "{r}");
+    assert_eq!(r["duplicates"].as_array().unwrap().len(), 2, "{r}");
+    assert_eq!(
+        stderr(&o).matches("asked once").count(),
+        2,
+        "{}",
+        stderr(&o)
+    );
+    let asked = prompts(&t1).iter().filter(|p| *p == "only once").count();
+    assert_eq!(asked, 1, "{:?}", prompts(&t1));
 }
 
 #[test]

@@ -69,10 +69,22 @@ pub fn run(server: &Server, profiles: &Profiles, a: AskArgs) -> Result<i32> {
         }
         return Ok(asked.code);
     }
-    let targets = match s.targets.is_empty() {
-        true => fanout::agent_panes(server, profiles, s.session.as_deref(), s.every.as_deref())?,
-        false => s.targets.clone(),
+    let (targets, dropped) = match s.targets.is_empty() {
+        true => (
+            fanout::agent_panes(server, profiles, s.session.as_deref(), s.every.as_deref())?,
+            Vec::new(),
+        ),
+        // each pane asked once, however many targets name it
+        false => fanout::unique_panes(
+            &mut crate::io::tmux::Process::new(server.clone()),
+            &s.targets,
+        ),
     };
+    for (t, pane) in &dropped {
+        eprintln!(
+            "promptgate: note: -t {t} names pane {pane}, as an earlier target did: asked once"
+        );
+    }
     let all = ask_all(server, profiles, &opts, &body, &targets, shared, ask, stop);
     for rec in all.iter().filter_map(|a| a.rec.as_ref()) {
         Quiet.finish(&Finished::Receipt(rec));
@@ -84,6 +96,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: AskArgs) -> Result<i32> {
         let rows: Vec<_> = all.iter().map(Asked::to_json).collect();
         super::out_json(&json!({
             "targets": rows,
+            "duplicates": dropped.iter().map(|(t, p)| json!({"target": t, "pane": p})).collect::<Vec<_>>(),
             "summary": {"answered": answered, "total": all.len(), "text": summary},
             "exit_code": exit,
             "error": (exit != 0).then_some(&summary),
