@@ -379,3 +379,65 @@ fn several_hosts_outside_send_is_a_usage_error_that_types_nothing() {
     assert_eq!(code(&o), 2, "{}", stderr(&o));
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
 }
+
+/// Not a check but the figures of issue 28's fleet target (run by hand:
+/// `scripts/fleet-ratio.sh`; nothing timed is asserted, only that every
+/// prompt landed): one pane on one host over ssh against 4 hosts × 4 fake
+/// agents, each send after 2.5 s of quiet, medians printed.
+#[test]
+#[ignore = "figures, not a check: scripts/fleet-ratio.sh runs it"]
+fn figures_one_pane_against_four_hosts_of_four() {
+    let rounds: usize = std::env::var("FLEET_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5);
+    let Some(f) = fleet(4, 4) else {
+        return;
+    };
+    let pane = text(
+        &f.machines[0]
+            .tmux(&["list-panes", "-a", "-F", "#{pane_id}"])
+            .stdout,
+    )
+    .lines()
+    .find(|p| p.starts_with('%') && *p != "%0")
+    .unwrap()
+    .to_string();
+    let ms = |t: Instant| t.elapsed().as_secs_f64() * 1000.0;
+    let (mut one, mut all) = (Vec::new(), Vec::new());
+    for r in 0..rounds {
+        std::thread::sleep(Duration::from_millis(2500));
+        let t = Instant::now();
+        let o = f.send(
+            &["h0"],
+            &["-t", &pane, "--json"],
+            &format!("one pane, round {r}"),
+        );
+        one.push(ms(t));
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        std::thread::sleep(Duration::from_millis(2500));
+        let t = Instant::now();
+        let o = f.send(
+            &["h0", "h1", "h2", "h3"],
+            &["--all-agents", "--json"],
+            &format!("fleet, round {r}"),
+        );
+        all.push(ms(t));
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert_eq!(json_out(&o)["summary"]["consumed"], 16);
+        println!(
+            "round {r}: one pane {:.0} ms, 4 hosts x 4 panes {:.0} ms",
+            one[r], all[r]
+        );
+    }
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (o, a) = (med(&mut one), med(&mut all));
+    println!(
+        "fleet figures: one pane over ssh p50 {o:.0} ms, 4 hosts x 4 panes p50 {a:.0} ms: {:.2}x ({rounds} rounds)",
+        a / o
+    );
+    drop(f.machines);
+}
