@@ -242,16 +242,7 @@ fn fan_out_answers_beside_each_pane_and_agent() {
     // three targets naming one pane (its id, its name, its id again): asked
     // once, with a note for each dropped
     srv.wait_state(&p1, "ready", 10.0);
-    let name = srv
-        .tmux_out(&[
-            "display",
-            "-p",
-            "-t",
-            &p1,
-            "#{session_name}:#{window_index}.#{pane_index}",
-        ])
-        .trim()
-        .to_string();
+    let name = srv.pane_name(&p1);
     let o = srv.pg(&[
         "ask",
         "--json",

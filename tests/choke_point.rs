@@ -215,16 +215,7 @@ fn targets_naming_one_pane_deliver_once() {
     let srv = TmuxServer::new(100, 30, &[]);
     let (agent, transcript) = srv.fake("claude", &["--busy-ms", "200"]);
     srv.wait_state(&agent, "ready", 15.0);
-    let name = srv
-        .tmux_out(&[
-            "display",
-            "-p",
-            "-t",
-            &agent,
-            "#{session_name}:#{window_index}.#{pane_index}",
-        ])
-        .trim()
-        .to_string();
+    let name = srv.pane_name(&agent);
     let o = srv.pg(&[
         "send", "--json", "-t", &agent, "-t", &name, "-t", &agent, "once",
     ]);

@@ -56,10 +56,11 @@ pub fn unique_panes(
     let mut panes: Vec<String> = Vec::new();
     let mut dropped = Vec::new();
     for t in targets {
-        // a pane id as tmux writes it names itself: no round trip (a fan-out to
-        // 16 panes by id spent ~60 ms here, one tmux client each); `%05` is
-        // `%5` to tmux, so only the canonical form is taken as it stands
-        let pane = match canonical_pane_id(t) {
+        // a pane id names itself: no round trip (a fan-out to 16 panes by id
+        // spent ~60 ms here, one tmux client each). A resolve would return it
+        // unchanged or fail and keep it as given (`%05`: promptgate takes a
+        // pane id only as tmux prints it), so the result is the same.
+        let pane = match crate::io::tmux::is_pane_id(t) {
             true => t.clone(),
             false => tmux.resolve(t).unwrap_or_else(|_| t.clone()),
         };
@@ -70,13 +71,6 @@ pub fn unique_panes(
         }
     }
     (panes, dropped)
-}
-
-/// `%N` as tmux prints a pane id: digits, no leading zero.
-fn canonical_pane_id(t: &str) -> bool {
-    t.strip_prefix('%').is_some_and(|n| {
-        !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && (n == "0" || !n.starts_with('0'))
-    })
 }
 
 /// Deliver `body` to every target at once, one thread each, sharing `shared`

@@ -62,6 +62,14 @@ impl TmuxServer {
         String::from_utf8_lossy(&self.tmux(args).stdout).into_owned()
     }
 
+    /// `session:window.pane`, the name (not the id) of `pane`.
+    pub fn pane_name(&self, pane: &str) -> String {
+        let f = "#{session_name}:#{window_index}.#{pane_index}";
+        self.tmux_out(&["display", "-p", "-t", pane, f])
+            .trim()
+            .to_string()
+    }
+
     /// A new window running `argv`; returns its pane id.
     pub fn window(&self, argv: &[&str]) -> String {
         let mut args = vec!["new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "=main:"];

@@ -8,7 +8,6 @@ use crate::core::plan::Body;
 use crate::core::profile::Profiles;
 use crate::engine::ask::{ask_all, ask_one, AskOpts, Asked};
 use crate::engine::deliver::Shared;
-use crate::engine::fanout;
 use crate::engine::sink::{Finished, Quiet, Sink};
 use crate::io::tmux::Server;
 use serde_json::json;
@@ -69,22 +68,13 @@ pub fn run(server: &Server, profiles: &Profiles, a: AskArgs) -> Result<i32> {
         }
         return Ok(asked.code);
     }
-    let (targets, dropped) = match s.targets.is_empty() {
-        true => (
-            fanout::agent_panes(server, profiles, s.session.as_deref(), s.every.as_deref())?,
-            Vec::new(),
-        ),
-        // each pane asked once, however many targets name it
-        false => fanout::unique_panes(
-            &mut crate::io::tmux::Process::new(server.clone()),
-            &s.targets,
-        ),
-    };
-    for (t, pane) in &dropped {
-        eprintln!(
-            "promptgate: note: -t {t} names pane {pane}, as an earlier target did: asked once"
-        );
-    }
+    let (targets, duplicates) = super::fan_out_panes(
+        server,
+        profiles,
+        &s.targets,
+        (s.session.as_deref(), s.every.as_deref()),
+        "asked once",
+    )?;
     let all = ask_all(server, profiles, &opts, &body, &targets, shared, ask, stop);
     for rec in all.iter().filter_map(|a| a.rec.as_ref()) {
         Quiet.finish(&Finished::Receipt(rec));
@@ -96,7 +86,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: AskArgs) -> Result<i32> {
         let rows: Vec<_> = all.iter().map(Asked::to_json).collect();
         super::out_json(&json!({
             "targets": rows,
-            "duplicates": dropped.iter().map(|(t, p)| json!({"target": t, "pane": p})).collect::<Vec<_>>(),
+            "duplicates": duplicates,
             "summary": {"answered": answered, "total": all.len(), "text": summary},
             "exit_code": exit,
             "error": (exit != 0).then_some(&summary),

@@ -104,6 +104,34 @@ fn fake_agent(a: crate::app::fake_agent::FakeAgentArgs) -> Result<i32> {
         .map_err(|e| Error::Other(format!("fake-agent: {e:#}")))
 }
 
+/// A fan-out's panes: every agent pane (of `session`, of agent `every`) when
+/// no `-t` is given, else each pane the targets name, once. Each target dropped
+/// gets a note on stderr (`got`: what its pane got instead, "sent to it once");
+/// the second value is the `duplicates` of the JSON report.
+fn fan_out_panes(
+    server: &Server,
+    profiles: &crate::core::profile::Profiles,
+    targets: &[String],
+    (session, every): (Option<&str>, Option<&str>),
+    got: &str,
+) -> Result<(Vec<String>, serde_json::Value)> {
+    use crate::engine::fanout;
+    if targets.is_empty() {
+        let panes = fanout::agent_panes(server, profiles, session, every)?;
+        return Ok((panes, serde_json::json!([])));
+    }
+    let mut tmux = crate::io::tmux::Process::new(server.clone());
+    let (panes, dropped) = fanout::unique_panes(&mut tmux, targets);
+    for (t, pane) in &dropped {
+        eprintln!("promptgate: note: -t {t} names pane {pane}, as an earlier target did: {got}");
+    }
+    let duplicates = dropped
+        .iter()
+        .map(|(t, p)| serde_json::json!({"target": t, "pane": p}))
+        .collect();
+    Ok((panes, duplicates))
+}
+
 pub use crate::core::detect::refusal;
 pub use crate::core::verify::turn_code;
 pub use crate::engine::observe::{

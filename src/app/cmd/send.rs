@@ -81,22 +81,13 @@ pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32>
         }
         return Ok(o.code);
     }
-    let (targets, dropped) = match a.targets.is_empty() {
-        true => (
-            fanout::agent_panes(server, profiles, a.session.as_deref(), a.every.as_deref())?,
-            Vec::new(),
-        ),
-        // each pane once, however many targets name it
-        false => fanout::unique_panes(
-            &mut crate::io::tmux::Process::new(server.clone()),
-            &a.targets,
-        ),
-    };
-    for (t, pane) in &dropped {
-        eprintln!(
-            "promptgate: note: -t {t} names pane {pane}, as an earlier target did: sent to it once"
-        );
-    }
+    let (targets, duplicates) = super::fan_out_panes(
+        server,
+        profiles,
+        &a.targets,
+        (a.session.as_deref(), a.every.as_deref()),
+        "sent to it once",
+    )?;
     let outcomes = fanout::deliver_all(server, profiles, &opts, &body, &targets, shared);
     let consumed = outcomes.iter().filter(|o| o.code == 0).count();
     let total = outcomes.len();
@@ -108,7 +99,7 @@ pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32>
     let summary = format!("{consumed} of {total} consumed");
     if a.json {
         super::out_json(
-            &json!({"targets": rows, "duplicates": dropped.iter().map(|(t, p)| json!({"target": t, "pane": p})).collect::<Vec<_>>(), "summary": {"consumed": consumed, "total": total, "text": summary}, "exit_code": exit, "error": (exit != 0).then_some(&summary)}),
+            &json!({"targets": rows, "duplicates": duplicates, "summary": {"consumed": consumed, "total": total, "text": summary}, "exit_code": exit, "error": (exit != 0).then_some(&summary)}),
         )?;
     } else {
         for r in &rows {
