@@ -253,11 +253,12 @@ pub fn mark(profile: &Profile, pane_pid: Option<u32>) -> std::result::Result<Mar
     // some directory of the record's, below HOME, must exist already (the
     // agent's own, such as ~/.claude, made at its start).
     let home = env.get("HOME").map(PathBuf::from).unwrap_or_default();
-    let kept = pattern
+    let dirs: Vec<&Path> = pattern
         .ancestors()
         .skip(1)
         .take_while(|d| *d != home && d.parent().is_some())
-        .any(|d| files.is_dir(d));
+        .collect();
+    let kept = files.any_dir(&dirs);
     if !kept {
         return Err(format!("no record at {}", pattern.display()));
     }
@@ -301,9 +302,22 @@ impl Mark {
         let (listed, cut) = matching_all(&m.files, &m.pattern, each);
         m.complete = !cut;
         let (owned, _) = m.owned();
-        for p in listed.into_iter().chain(owned) {
-            let n = count(&m.files, &m.def, &p);
-            m.before.insert(p, n);
+        let mut all: Vec<PathBuf> = listed.into_iter().chain(owned).collect();
+        all.dedup();
+        match m.def.format {
+            // sizes: over ssh one round trip for all of them
+            RecordFormat::Jsonl | RecordFormat::PrefixedLines => {
+                let lens = m.files.lens(&all);
+                for (p, n) in all.into_iter().zip(lens) {
+                    m.before.insert(p, n.unwrap_or(0));
+                }
+            }
+            RecordFormat::JsonArray => {
+                for p in all {
+                    let n = count(&m.files, &m.def, &p);
+                    m.before.insert(p, n);
+                }
+            }
         }
         m
     }
@@ -1009,18 +1023,19 @@ pub fn place(
     walked: &[Proc],
     path: &str,
 ) -> std::result::Result<Place, String> {
+    if walked.is_empty() && files.is_remote() {
+        // never a walk of this machine's processes for an agent elsewhere
+        return Err("cannot list the processes on tmux's machine".into());
+    }
     let agent = agent_process(profile, pane_pid, walked).ok_or_else(|| {
         format!(
             "no {} process under pane process {pane_pid}",
             profile.name()
         )
     })?;
-    let env = files
-        .environ(agent.pid)
-        .ok_or_else(|| format!("cannot read the environment of pid {}", agent.pid))?;
-    let cwd = files
-        .read_link(Path::new(&format!("/proc/{}/cwd", agent.pid)))
-        .ok_or_else(|| format!("cannot read the directory of pid {}", agent.pid))?;
+    let (env, cwd) = files
+        .environ_cwd(agent.pid)
+        .map_err(|what| format!("cannot read the {what} of pid {}", agent.pid))?;
     let pattern = expand(path, &env, &cwd)?;
     Ok(Place {
         agent,
