@@ -22,6 +22,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 pub use crate::io::tmux::ssh_base;
+use crate::io::tmux::Launcher;
 
 /// The hosts of a hosts file: one a line, blank lines and `#` comments skipped.
 pub fn read_hosts(path: &Path) -> Result<Vec<String>> {
@@ -74,7 +75,20 @@ impl Master {
         let err = std::fs::File::create(&errlog).map_err(|e| e.to_string())?;
         let base = ssh_base();
         let secs = timeout.as_secs().max(1).to_string();
-        let child = Command::new(&base[0])
+        let mut cmd = Command::new(&base[0]);
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::process::CommandExt;
+            // the connection ends with this process, however it ends (a
+            // signal before anything was typed ends it without a drop)
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                    Ok(())
+                });
+            }
+        }
+        let child = cmd
             .args(&base[1..])
             .args(["-M", "-N", "-S"])
             .arg(&socket)
@@ -128,14 +142,33 @@ impl Master {
         Err(why)
     }
 
+    /// [`open`](Self::open) with its socket in a private directory of its own
+    /// (removed with the directory, after the connection is dropped).
+    pub fn open_private(
+        host: &str,
+        timeout: Duration,
+    ) -> std::result::Result<(Master, tempfile::TempDir), String> {
+        let dir = tempfile::Builder::new()
+            .prefix("pgssh")
+            .tempdir()
+            .map_err(|e| format!("cannot make a directory for the ssh connection: {e}"))?;
+        let m = Master::open(host, dir.path().join("m.sock"), timeout)?;
+        Ok((m, dir))
+    }
+
+    /// tmux on the host, through this connection.
+    pub fn launcher(&self) -> Launcher {
+        let mut argv = ssh_base();
+        argv.extend(["-S".into(), self.socket.display().to_string()]);
+        argv.extend(["-o".into(), "ControlMaster=no".into()]);
+        argv.extend(["-o".into(), "BatchMode=yes".into()]);
+        argv.extend([self.host.clone(), "tmux".into()]);
+        Launcher { argv, remote: true }
+    }
+
     /// `PROMPTGATE_TMUX` for a child: tmux on the host, through this connection.
     pub fn tmux_spec(&self) -> String {
-        let mut w = ssh_base();
-        w.extend(["-S".into(), self.socket.display().to_string()]);
-        w.extend(["-o".into(), "ControlMaster=no".into()]);
-        w.extend(["-o".into(), "BatchMode=yes".into()]);
-        w.extend([self.host.clone(), "tmux".into()]);
-        w.join(" ")
+        self.launcher().argv.join(" ")
     }
 }
 
@@ -237,6 +270,7 @@ fn run_host(
     let mut c = Command::new(exe);
     c.args(&args)
         .env("PROMPTGATE_TMUX", master.tmux_spec())
+        .env("PROMPTGATE_TMUX_REMOTE", "1")
         .stdin(if stdin.is_some() {
             Stdio::piped()
         } else {

@@ -23,6 +23,24 @@ pub use crate::app::cli::{Cli, Command};
 use crate::core::error::{Error, Result};
 use crate::io::tmux::Server;
 
+/// The one-shot commands (those that end once their pane has answered), with
+/// how long to wait for a `--host` connection: they keep one ssh connection
+/// for all their tmux calls, where each call would log in again.
+fn one_shot_timeout(c: &Command) -> Option<std::time::Duration> {
+    let secs = |s: f64| Some(std::time::Duration::from_secs_f64(s));
+    match c {
+        Command::Send(a) => secs(a.connect_timeout),
+        Command::Ask(a) => secs(a.send.connect_timeout),
+        Command::State(_)
+        | Command::Explain(_)
+        | Command::Capture(_)
+        | Command::Wait(_)
+        | Command::Status(_)
+        | Command::Doctor(_) => secs(10.0),
+        _ => None,
+    }
+}
+
 pub fn run(cli: Cli) -> Result<i32> {
     let srv = cli.server();
     // several hosts (or a hosts file): one fleet, each host's send in a process of its own
@@ -40,9 +58,23 @@ pub fn run(cli: Cli) -> Result<i32> {
         }
         _ => {}
     }
+    // a one-shot command keeps one ssh connection for all its tmux calls
+    let _master: Option<(crate::app::fleet::Master, tempfile::TempDir)>;
     if let Some(h) = srv.host.first() {
         // Before the first tmux call: every one of this process goes over ssh.
-        crate::io::tmux::Launcher::init(crate::io::tmux::Launcher::ssh(h));
+        let launcher = match one_shot_timeout(&cli.command) {
+            Some(timeout) => {
+                let (m, dir) = crate::app::fleet::Master::open_private(h, timeout)
+                    .map_err(|why| Error::NoServer(format!(" ({why})")))?;
+                let l = m.launcher();
+                _master = Some((m, dir));
+                l
+            }
+            // a long-lived command (watch, mcp, queue) logs in for each call:
+            // it outlives a dropped connection
+            None => crate::io::tmux::Launcher::ssh(h),
+        };
+        crate::io::tmux::Launcher::init(launcher);
     }
     let server = match (&srv.socket_name, &srv.socket_path) {
         (Some(n), _) => Server::Name(n.clone()),

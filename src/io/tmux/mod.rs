@@ -98,9 +98,12 @@ impl Launcher {
             .split_whitespace()
             .map(str::to_string)
             .collect();
+        // `ssh …` is remote by its name; any other command that reaches tmux
+        // elsewhere (an ssh wrapper, `PROMPTGATE_SSH`'s own) says so
         let remote = argv
             .first()
-            .is_some_and(|a| a.rsplit('/').next() == Some("ssh"));
+            .is_some_and(|a| a.rsplit('/').next() == Some("ssh"))
+            || std::env::var_os("PROMPTGATE_TMUX_REMOTE").is_some_and(|v| v == "1");
         Launcher { argv, remote }
     }
 
