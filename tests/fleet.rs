@@ -168,6 +168,10 @@ impl Fleet {
     }
 
     fn run(&self, cmd: &str, hosts: &[&str], extra: &[&str], body: &str) -> std::process::Output {
+        self.command(cmd, hosts, extra, body).output().unwrap()
+    }
+
+    fn command(&self, cmd: &str, hosts: &[&str], extra: &[&str], body: &str) -> Command {
         let mut c = Command::new(bin());
         c.args(["-L", SOCK, cmd]);
         for h in hosts {
@@ -184,7 +188,7 @@ impl Fleet {
             .env_remove("TMUX")
             .env_remove("TMUX_PANE")
             .env_remove("TMUX_TMPDIR");
-        c.output().unwrap()
+        c
     }
 }
 
@@ -403,41 +407,109 @@ fn figures_one_pane_against_four_hosts_of_four() {
     .find(|p| p.starts_with('%') && *p != "%0")
     .unwrap()
     .to_string();
-    let ms = |t: Instant| t.elapsed().as_secs_f64() * 1000.0;
-    let (mut one, mut all) = (Vec::new(), Vec::new());
-    for r in 0..rounds {
-        std::thread::sleep(Duration::from_millis(2500));
-        let t = Instant::now();
-        let o = f.send(
-            &["h0"],
-            &["-t", &pane, "--json"],
-            &format!("one pane, round {r}"),
-        );
-        one.push(ms(t));
-        assert_eq!(code(&o), 0, "{}", stderr(&o));
-        std::thread::sleep(Duration::from_millis(2500));
-        let t = Instant::now();
-        let o = f.send(
+    // every ssh the sends start goes through a wrapper that counts it
+    let log = f.dir.path().join("ssh-calls.log");
+    let wrap = f.dir.path().join("ssh-count");
+    std::fs::write(
+        &wrap,
+        format!(
+            "#!/bin/sh\necho x >> '{}'\nexec ssh \"$@\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrap, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let ssh = format!("{} -F {}", wrap.display(), f.ssh_config.display());
+    // the CPU time of the whole machine (every "host" shares it here)
+    let cpu_ms = || {
+        let s = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+        let v: Vec<f64> = s
+            .lines()
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        v.iter().take(8).sum::<f64>() - v.get(3).unwrap_or(&0.0) - v.get(4).unwrap_or(&0.0)
+    };
+    let tick_ms = 1000.0 / 100.0;
+    // the CPU time of this side only: promptgate and the ssh clients it ran
+    // (every one waited for), not the sshd, tmux and agents of the "hosts"
+    let here_ms = || {
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+        let t = |v: libc::timeval| v.tv_sec as f64 * 1000.0 + v.tv_usec as f64 / 1000.0;
+        t(ru.ru_utime) + t(ru.ru_stime)
+    };
+    let calls = || std::fs::read_to_string(&log).map_or(0, |s| s.lines().count());
+    let kinds: [(&str, &[&str], Vec<&str>, u64); 3] = [
+        ("one pane", &["h0"], vec!["-t", &pane], 1),
+        ("one host x 4 panes", &["h0"], vec!["--all-agents"], 4),
+        (
+            "4 hosts x 4 panes",
             &["h0", "h1", "h2", "h3"],
-            &["--all-agents", "--json"],
-            &format!("fleet, round {r}"),
-        );
-        all.push(ms(t));
-        assert_eq!(code(&o), 0, "{}", stderr(&o));
-        assert_eq!(json_out(&o)["summary"]["consumed"], 16);
-        println!(
-            "round {r}: one pane {:.0} ms, 4 hosts x 4 panes {:.0} ms",
-            one[r], all[r]
-        );
+            vec!["--all-agents"],
+            16,
+        ),
+    ];
+    // per kind: wall ms, CPU ms, ssh sessions, CPU ms of this side, each round
+    let mut got: Vec<Vec<(f64, f64, usize, f64)>> = vec![Vec::new(); kinds.len()];
+    for r in 0..rounds {
+        let mut line = format!("round {r}:");
+        for (k, (name, hosts, extra, n)) in kinds.iter().enumerate() {
+            std::thread::sleep(Duration::from_millis(2500));
+            let (t, c, s, h) = (Instant::now(), cpu_ms(), calls(), here_ms());
+            let mut args = extra.clone();
+            args.push("--json");
+            let mut cmd = f.command("send", hosts, &args, &format!("{name}, round {r}"));
+            let o = cmd.env("PROMPTGATE_SSH", &ssh).output().unwrap();
+            let took = (
+                t.elapsed().as_secs_f64() * 1000.0,
+                (cpu_ms() - c) * tick_ms,
+                calls() - s,
+                here_ms() - h,
+            );
+            assert_eq!(code(&o), 0, "{name}: {}", stderr(&o));
+            if *n > 1 {
+                assert_eq!(json_out(&o)["summary"]["consumed"], *n, "{name}");
+            }
+            line += &format!(
+                " {name} {:.0} ms (cpu {:.0} ms, here {:.0} ms, {} ssh);",
+                took.0, took.1, took.3, took.2
+            );
+            got[k].push(took);
+        }
+        println!("{line}");
     }
-    let med = |v: &mut Vec<f64>| {
+    let med = |v: Vec<f64>| {
+        let mut v = v;
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    let (o, a) = (med(&mut one), med(&mut all));
+    let p50: Vec<(f64, f64, f64, f64)> = got
+        .iter()
+        .map(|g| {
+            (
+                med(g.iter().map(|x| x.0).collect()),
+                med(g.iter().map(|x| x.1).collect()),
+                med(g.iter().map(|x| x.2 as f64).collect()),
+                med(g.iter().map(|x| x.3).collect()),
+            )
+        })
+        .collect();
+    for ((name, ..), (w, c, s, h)) in kinds.iter().zip(&p50) {
+        println!(
+            "fleet figures: {name} p50 {w:.0} ms, cpu {c:.0} ms (this side {h:.0} ms), {s:.0} ssh sessions"
+        );
+    }
     println!(
-        "fleet figures: one pane over ssh p50 {o:.0} ms, 4 hosts x 4 panes p50 {a:.0} ms: {:.2}x ({rounds} rounds)",
-        a / o
+        "fleet figures: one pane over ssh p50 {:.0} ms, 4 hosts x 4 panes p50 {:.0} ms: {:.2}x; one host x 4 panes {:.2}x ({rounds} rounds, {} cores shared by all hosts)",
+        p50[0].0,
+        p50[2].0,
+        p50[2].0 / p50[0].0,
+        p50[1].0 / p50[0].0,
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
     );
     drop(f.machines);
 }

@@ -150,6 +150,62 @@ fn send_over_ssh_is_byte_exact_and_still_refuses_a_dialog() {
         "{r}"
     );
 
+    // `--host`: one ssh connection for the whole send (a master of its own,
+    // ended with it), and the record read on tmux's side through it
+    let log = srv.dir.path().join("ssh-calls.log");
+    let wrap = srv.dir.path().join("ssh-wrap");
+    std::fs::write(
+        &wrap,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec ssh \"$@\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrap, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let ssh_opts = via
+        .trim_end_matches(" 127.0.0.1 tmux")
+        .trim_start_matches("ssh ");
+    let body = "recorded over --host: one connection";
+    let o = srv
+        .pg_cmd(&["--host", "127.0.0.1", "send", "-t", &rpane, "--json", body])
+        .env("PROMPTGATE_SSH", format!("{} {ssh_opts}", wrap.display()))
+        .env("PROMPTGATE_CONTROL", "on")
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["proof"]["match"], "exact", "{r}");
+    assert!(
+        r["proof"]["path"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with(home.to_str().unwrap()),
+        "{r}"
+    );
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let masters: Vec<&str> = calls.lines().filter(|l| l.contains(" -M ")).collect();
+    assert_eq!(masters.len(), 1, "one connection: {calls}");
+    let sock = masters[0]
+        .split_whitespace()
+        .skip_while(|w| *w != "-S")
+        .nth(1)
+        .unwrap()
+        .to_string();
+    assert!(
+        calls.lines().all(|l| l.contains(&format!("-S {sock}"))),
+        "every call through the one connection: {calls}"
+    );
+    assert!(
+        calls.lines().any(|l| l.contains(" sh -c ")),
+        "the record is read on tmux's side: {calls}"
+    );
+    let sock_dir = Path::new(&sock).parent().unwrap();
+    assert!(
+        !sock_dir.exists(),
+        "the connection's directory is left behind"
+    );
+
     // --host is the short form (an unknown host fails as no server, quickly)
     let o = srv
         .pg_cmd(&[
