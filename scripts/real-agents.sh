@@ -613,7 +613,10 @@ seed_codex() {
 			printf 'model_provider = "mock"\nmodel = "gpt-4o"\napproval_policy = "on-request"\n\n'
 			printf '[model_providers.mock]\nname = "scripted model"\n'
 			printf 'base_url = %s\n' "$(toml_string "$MODEL_URL/v1")"
-			printf 'env_key = "OPENAI_API_KEY"\nwire_api = "responses"\n\n'
+			printf 'env_key = "OPENAI_API_KEY"\nwire_api = "responses"\n'
+			# one retry of a failed request (the default 4, with backoff, keep a scripted
+			# HTTP 500 retrying for ~25 s): the retry screen still shows, once
+			printf 'request_max_retries = 1\nstream_max_retries = 1\n\n'
 		fi
 		printf '[projects.%s]\n' "$(toml_string "$project")"
 		printf 'trust_level = "trusted"\n'

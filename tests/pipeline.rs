@@ -500,3 +500,66 @@ fn the_turn_ends_busy_then_ready() {
     let t = hooked(&["claude/04-trust-dialog"], 0);
     assert!(!t.done && t.state.to_string() == "dialog:trust", "{t:?}");
 }
+
+/// An agent that still reveals its answer after its busy marker went away
+/// (Copilot CLI, under load: `● PG-QUICK` with the footer already ready, then
+/// `PG-QUICK-ANSWER`): the turn is done once the ready screen held still for the
+/// profile's `done_still_ms`, not at the first ready look. On every size of the
+/// real captures; an agent without the setting ends at the first ready look.
+#[test]
+fn a_reply_still_drawn_after_busy_cleared_holds_the_turn_open() {
+    let profiles = Profiles::builtin();
+    let copilot = profiles.get("copilot").unwrap();
+    let still = copilot.capability().done_still_ms;
+    assert!(still >= 200, "copilot done_still_ms {still}");
+    for size in ["80x24", "120x40", "200x50"] {
+        let busy = fixture(&format!("copilot/v1.0.102-41-model-streaming-{size}"));
+        let done = fixture(&format!("copilot/v1.0.102-42-model-finished-turn-{size}"));
+        // the same ready screen with only part of the answer drawn, twice more
+        // (the answer's last row: the last one ending in `-END` above the composer)
+        let last = done
+            .rows
+            .iter()
+            .rposition(|r| r.contains("-END"))
+            .expect("the answer on screen");
+        let part = |keep: usize| {
+            let mut s = done.clone();
+            let r = &mut s.rows[last];
+            let end = r.find("-END").unwrap();
+            r.truncate(end.saturating_sub(keep));
+            s
+        };
+        let frames = [busy.clone(), part(9), part(4), done.clone()];
+        let turn = |p: &promptgate::core::profile::Profile| {
+            let clock = ManualClock::default();
+            let mut i = 0;
+            let mut read = || {
+                let s = frames[i.min(frames.len() - 1)].clone();
+                i += 1;
+                Ok(s)
+            };
+            promptgate::engine::gate::wait_turn(
+                p,
+                &clock,
+                Duration::from_secs(60),
+                true,
+                &mut read,
+                &mut || None,
+            )
+            .unwrap()
+        };
+        let t = turn(copilot);
+        assert!(t.done && t.saw_busy, "{size}: {t:?}");
+        // polls 100 ms apart: the last change at 300 ms, then held for done_still_ms
+        assert!(
+            t.turn_ms >= 300 + still && t.turn_ms <= 300 + still + 100,
+            "{size}: ended at {} ms, before the answer held still {still} ms",
+            t.turn_ms
+        );
+        // the same frames with the setting off end at the first ready look
+        let mut quick = copilot.clone();
+        quick.def.delivery.done_still_ms = 0;
+        let t = turn(&quick);
+        assert!(t.done && t.turn_ms == 100, "{size}: {t:?}");
+    }
+}

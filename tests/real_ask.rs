@@ -194,8 +194,9 @@ fn real_ask(name: &'static str) {
 
     // an API error ends the turn: 42 and its text
     let fail = match name {
-        // opencode and kilo retry a 500 for minutes
-        "gemini" | "qwen" | "opencode" | "kilo" => "pg-fail-400: this one fails",
+        // opencode and kilo retry a 500 for minutes, copilot five times over ~18 s
+        // (codex retries it once: scripts/real-agents.sh sets request_max_retries)
+        "gemini" | "qwen" | "opencode" | "kilo" | "copilot" => "pg-fail-400: this one fails",
         _ => "pg-fail-500: this one fails",
     };
     // copilot works on for a moment after the Escape (`● Working`)

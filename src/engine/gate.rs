@@ -189,6 +189,7 @@ pub fn wait_turn(
 ) -> Result<Turn> {
     let start_as = start_as.into();
     let start = clock.now();
+    let done_still = Duration::from_millis(profile.capability().done_still_ms);
     let mut saw_busy = false;
     let mut prev: Option<Screen> = None;
     let mut still_since = start;
@@ -238,7 +239,11 @@ pub fn wait_turn(
             }
         }
         match v.state {
-            State::Ready if saw_busy || begun => return Ok(end(true, false, &v)),
+            // an agent still drawing its reply after its busy marker went away
+            // (the profile's `done_still_ms`) is not done until the picture holds
+            State::Ready if (saw_busy || begun) && held >= done_still => {
+                return Ok(end(true, false, &v))
+            }
             State::Dialog(_) | State::Exited | State::NotAgent | State::InMode => {
                 return Ok(end(false, false, &v))
             }

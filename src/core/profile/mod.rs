@@ -238,6 +238,12 @@ pub struct Capability {
     /// How many extra submit presses verify may make on `stranded`.
     #[serde(default = "two")]
     pub resubmit_max: u32,
+    /// At the end of a turn, the ready screen must hold still this long before the
+    /// turn counts as done (`--until-done`, `ask`): an agent that still draws its
+    /// reply after its busy marker went away (Copilot CLI reveals the answer's
+    /// characters over a few hundred ms, at times after `Working` cleared).
+    #[serde(default)]
+    pub done_still_ms: u64,
 }
 
 fn startup_settle() -> u64 {
@@ -382,6 +388,7 @@ impl Profile {
                 MAX_DELAY_MS,
             ),
             ("resubmit_max", Some(cap.resubmit_max as u64), 10),
+            ("done_still_ms", Some(cap.done_still_ms), MAX_DELAY_MS),
         ] {
             if v.is_some_and(|v| v > max) {
                 return Err(bad(
