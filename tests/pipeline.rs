@@ -563,3 +563,25 @@ fn a_reply_still_drawn_after_busy_cleared_holds_the_turn_open() {
         assert!(t.done && t.turn_ms == 100, "{size}: {t:?}");
     }
 }
+
+/// Aider draws a streaming reply with its cursor hidden and no prompt row under
+/// it: busy on every size of the real captures; the same rows with the cursor
+/// shown (or its visibility unknown) are not taken for a stream by that rule.
+#[test]
+fn aider_streaming_reads_busy_only_with_the_cursor_hidden() {
+    let profiles = Profiles::builtin();
+    let aider = profiles.get("aider").unwrap();
+    for size in ["80x24", "120x40", "200x50"] {
+        let s = fixture(&format!("aider/v0.86.2-41-model-streaming-{size}"));
+        assert_eq!(s.cursor_visible, Some(false), "{size}");
+        let v = promptgate::core::detect::detect(aider, &s);
+        assert_eq!(v.state, State::Busy, "{size}: {}", v.reason());
+        assert_eq!(v.evidence.rule, "aider.streaming", "{size}");
+        for shown in [Some(true), None] {
+            let mut t = s.clone();
+            t.cursor_visible = shown;
+            let v = promptgate::core::detect::detect(aider, &t);
+            assert_ne!(v.evidence.rule, "aider.streaming", "{size} {shown:?}");
+        }
+    }
+}

@@ -431,3 +431,9 @@ fn kilo_real_turns_120x40() {
 fn qwen_real_turns_120x40() {
     real_turns("qwen");
 }
+
+#[test]
+#[ignore = "real agents: PROMPTGATE_REAL_AGENTS=1 cargo test --test real_turns -- --include-ignored"]
+fn aider_real_turns_120x40() {
+    real_turns("aider");
+}

@@ -724,8 +724,8 @@ fn echo_rows(p: &Profile, s: &Screen) -> Vec<bool> {
     out
 }
 
-/// Search a marker in rows `[from, to)` (or all rows), honouring `on`, `row` and
-/// `cursor_row`, and passing over the rows `skip` marks.
+/// Search a marker in rows `[from, to)` (or all rows), honouring `on`, `row`,
+/// `cursor_row` and `cursor_hidden`, and passing over the rows `skip` marks.
 fn find_marker_in(
     m: &Marker,
     s: &Screen,
@@ -743,6 +743,9 @@ fn find_marker_in(
             None,
             &format!("title {:?}", hit.as_str()),
         ));
+    }
+    if d.cursor_hidden && s.cursor_visible != Some(false) {
+        return None;
     }
     let (from, to) = region.unwrap_or((0, s.rows.len()));
     // The cursor's row; on a blank row (the new line a draft ends in), the last

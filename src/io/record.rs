@@ -341,6 +341,18 @@ impl Mark {
         loop {
             let now = Instant::now();
             let mut p = self.look(body);
+            // an agent that skips a prompt equal to its newest entry: that entry
+            // is this send's body, so nothing will come (the screen decides)
+            if p.matched == "absent" && p.other_entries.is_none() && self.repeats(body) {
+                p.matched = "repeat";
+                p.why = Some(
+                    "the agent records a prompt sent again right after itself only once: \
+                     its newest entry is this body, the record cannot tell this send"
+                        .into(),
+                );
+                p.waited_ms = Some(start.elapsed().as_millis() as u64);
+                return p;
+            }
             let late = matches!(p.matched, "absent" | "not-yet") && p.owner_proven();
             let done = now >= deadline && (!late || now >= grace);
             // an entry that is not (yet) the body may be half written (a plain
@@ -357,6 +369,29 @@ impl Mark {
                 15
             }));
         }
+    }
+
+    /// `[record] skips_repeat`: is the newest entry of the agent's own record,
+    /// with nothing appended since the mark, this body?
+    fn repeats(&self, body: &str) -> bool {
+        if !self.def.skips_repeat {
+            return false;
+        }
+        let (owned, owner) = self.owned();
+        if owner == "unproven" {
+            return false;
+        }
+        owned.iter().any(|p| {
+            // unchanged since the mark (a size, or an array's length)
+            let now = match self.def.format {
+                RecordFormat::JsonArray => Some(count(&self.files, &self.def, p)),
+                _ => self.files.len(p),
+            };
+            let newest = || self.appended(p, 0).ok().and_then(|all| all.last().cloned());
+            self.before.get(p).is_some_and(|n| now == Some(*n))
+                && newest()
+                    .is_some_and(|last| is_exact(judge(&self.def, body, &[last], true).matched))
+        })
     }
 
     /// One look at the record: the files this agent owns when that is known
@@ -1086,6 +1121,7 @@ mod tests {
             file_ref: None,
             line_prefix: None,
             input_history: false,
+            skips_repeat: false,
             wait_ms: 10,
             startup_wait_ms: None,
             session: None,
@@ -1231,6 +1267,41 @@ mod tests {
         assert_eq!(m.prove("three lines\n\tsecond\n+third").matched, "exact");
         write!(w, "\n# 2026-12-02 13:50:16\n+next\n").unwrap();
         assert_eq!(m.appended(&f, since).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_prompt_repeated_where_the_agent_skips_repeats_is_not_unproven() {
+        // Aider (prompt_toolkit) records `again` once when it is sent twice in a row
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join(".aider.input.history");
+        std::fs::write(
+            &f,
+            "\n# 2026-12-04 15:48:15\n+first\n\n# 2026-12-04 15:48:20\n+again\n",
+        )
+        .unwrap();
+        let d = |skips: bool| RecordDef {
+            path: f.display().to_string(),
+            format: RecordFormat::PrefixedLines,
+            line_prefix: Some("+".into()),
+            filter: BTreeMap::new(),
+            tab_width: None,
+            trims_trailing: true,
+            skips_repeat: skips,
+            ..def("")
+        };
+        let p = mark_now(d(true), &f).prove("again");
+        assert_eq!(p.matched, "repeat", "{p:?}");
+        assert!(p.why.as_deref().unwrap().contains("only once"), "{p:?}");
+        // not the newest entry: absent, as before
+        assert_eq!(mark_now(d(true), &f).prove("first").matched, "absent");
+        // a profile without the setting: absent
+        assert_eq!(mark_now(d(false), &f).prove("again").matched, "absent");
+        // something was appended since the mark (another prompt): not a repeat
+        let m = mark_now(d(true), &f);
+        use std::io::Write;
+        let mut w = std::fs::OpenOptions::new().append(true).open(&f).unwrap();
+        write!(w, "\n# 2026-12-04 15:48:30\n+other\n").unwrap();
+        assert_eq!(m.prove("again").matched, "not-yet");
     }
 
     #[test]

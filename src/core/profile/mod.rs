@@ -187,6 +187,11 @@ pub struct MarkerDef {
     /// row, on the row of text right above it: a draft that ends in a new line).
     #[serde(default)]
     pub cursor_row: bool,
+    /// The marker counts only while the app hides its cursor (`cursor_flag` 0; a
+    /// screen whose cursor visibility is unknown never matches): Aider hides it
+    /// while a reply streams, with no prompt row drawn.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cursor_hidden: bool,
     /// Only rows counted from the bottom (`-1` is the last row).
     #[serde(default)]
     pub row: Option<i64>,

@@ -59,6 +59,12 @@ pub struct RecordDef {
     /// `--until-done` still waits for busy or the start grace.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub input_history: bool,
+    /// The agent does not record a prompt that equals its newest entry (Aider:
+    /// prompt_toolkit keeps one copy of a prompt sent again right after itself).
+    /// Such a send has no entry to prove it: its proof says `repeat`, and the
+    /// screen's verify decides the receipt (never `unproven` for that alone).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skips_repeat: bool,
     /// How long after the submit to wait for the entry, at most.
     #[serde(default = "wait_ms")]
     pub wait_ms: u64,
@@ -106,6 +112,7 @@ impl RecordDef {
             startup_wait_ms: None,
             session: None,
             input_history: false,
+            skips_repeat: false,
         }
     }
 }
