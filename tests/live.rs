@@ -346,9 +346,19 @@ fn a_dialog_over_the_typed_body_holds_the_enter_back() {
             "slowclaude",
             &[("paste_submit_delay_ms = 30", "paste_submit_delay_ms = 700")],
         );
+        // the dialog opens 150 ms after the body reached the composer (a fixed
+        // 200 ms after ready raced the gate on a loaded machine: the dialog came
+        // first, the send was refused before typing, 21)
         let (pane, transcript) = srv.fake(
             "claude",
-            &["--blank-ms", "300", "--fault-late-dialog", "permission"],
+            &[
+                "--blank-ms",
+                "300",
+                "--fault-late-dialog",
+                "permission",
+                "--late-dialog-after-input-ms",
+                "150",
+            ],
         );
         let mut args = vec![
             "--profiles",

@@ -147,6 +147,16 @@ pub struct FakeAgentArgs {
     /// ready composer, then open the dialog. Keys typed meanwhile go to the dialog.
     #[arg(long, value_name = "MS", requires = "fault_late_dialog")]
     pub late_dialog_flash_ms: Option<u64>,
+    /// With --fault-late-dialog: open the dialog MS after the first input reached
+    /// the composer (a body typed, its Enter not yet pressed), not ~200 ms after
+    /// ready: a dialog over the typed body at any machine speed.
+    #[arg(
+        long,
+        value_name = "MS",
+        requires = "fault_late_dialog",
+        conflicts_with = "late_dialog_flash_ms"
+    )]
+    pub late_dialog_after_input_ms: Option<u64>,
     /// Reply with this text (on screen, and with --records in the agent's
     /// record of replies) instead of `Fake reply to prompt N …`. `\n` is a newline.
     #[arg(long, value_name = "TEXT")]
@@ -223,6 +233,8 @@ struct App {
     ready_logged: bool,
     late_dialog_at: Option<Instant>,
     late_dialog_done: bool,
+    /// `--late-dialog-after-input-ms`: the first input came, the dialog is timed.
+    late_dialog_armed: bool,
     /// Keys that came during the flash before the late dialog: the dialog gets them.
     flash_keys: Vec<Key>,
     prompts: u32,
@@ -292,6 +304,7 @@ pub fn run(args: &FakeAgentArgs) -> anyhow::Result<()> {
         ready_logged: false,
         late_dialog_at: None,
         late_dialog_done: false,
+        late_dialog_armed: false,
         flash_keys: Vec::new(),
         prompts: 0,
         fails_left: args.fail_turns,
@@ -489,7 +502,9 @@ impl App {
                 self.late_dialog_at = Some(now + Duration::from_millis(ms));
                 return;
             }
-            self.late_dialog_at = Some(now + LATE_DIALOG_AFTER);
+            if self.args.late_dialog_after_input_ms.is_none() {
+                self.late_dialog_at = Some(now + LATE_DIALOG_AFTER);
+            }
         }
         if !self.ready_logged {
             self.ready_logged = true;
@@ -571,6 +586,12 @@ impl App {
         if self.stage == Stage::Flash {
             self.flash_keys.extend(keys);
             return;
+        }
+        if let Some(ms) = self.args.late_dialog_after_input_ms {
+            if !keys.is_empty() && self.dialog.is_none() && !self.late_dialog_armed {
+                self.late_dialog_armed = true;
+                self.late_dialog_at = Some(now + Duration::from_millis(ms));
+            }
         }
         let mut dialog_bytes: Vec<u8> = Vec::new();
         for k in keys {
