@@ -94,7 +94,28 @@ fn a_send_waiting_for_another_senders_lock_says_so_on_a_terminal() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    // until it holds it: a fixed 300 ms was not enough on a loaded machine (the
+    // second sender then took the lock first and waited on the busy agent)
+    let locks = srv.dir.path().join("promptgate");
+    let t0 = std::time::Instant::now();
+    while !std::fs::read_dir(&locks)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "lock"))
+        .any(|e| {
+            matches!(
+                promptgate::io::store::FileLock::try_take(&e.path(), false),
+                Ok(None)
+            )
+        })
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the first sender never took the pane's lock"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let cmd = in_pane(&srv, &format!("send -t {pane} --wait-busy second"));
     let runner = srv.window(&["sh", "-c", &cmd]);
     let seen = captures_until(&srv, &runner, 30.0, |c| c.contains("exit="));
