@@ -14,7 +14,22 @@ fn fixture(name: &str) -> Screen {
 }
 
 fn run_gate(agent: &str, frames: &[&str], opts: GateOpts) -> promptgate::engine::gate::GateResult {
-    run_gate_screens(agent, frames.iter().map(|f| fixture(f)).collect(), opts)
+    run_gate_screens(agent, fixtures(frames), opts)
+}
+
+/// The fixtures `frames`, loaded.
+fn fixtures(frames: &[&str]) -> Vec<Screen> {
+    frames.iter().map(|f| fixture(f)).collect()
+}
+
+/// A reader that returns `screens`, one per look (the last one repeats).
+fn replay(screens: &[Screen]) -> impl FnMut() -> promptgate::core::error::Result<Screen> + '_ {
+    let mut i = 0;
+    move || {
+        let s = screens[i.min(screens.len() - 1)].clone();
+        i += 1;
+        Ok(s)
+    }
 }
 
 /// The gate over `screens`, one per poll (the last one repeats).
@@ -25,13 +40,13 @@ fn run_gate_screens(
 ) -> promptgate::engine::gate::GateResult {
     let profiles = Profiles::builtin();
     let clock = ManualClock::default();
-    let mut i = 0;
-    let mut read = || {
-        let s = screens[i.min(screens.len() - 1)].clone();
-        i += 1;
-        Ok(s)
-    };
-    wait(profiles.get(agent).unwrap(), &opts, &clock, &mut read).unwrap()
+    wait(
+        profiles.get(agent).unwrap(),
+        &opts,
+        &clock,
+        &mut replay(&screens),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -385,6 +400,26 @@ fn an_enter_that_became_a_newline_is_seen_as_such() {
     assert!(!c("codex/30-paste3-bracketed-0.3s").trailing_newline);
 }
 
+/// `gate::wait_turn` over `screens`, one per look (the last one repeats), on a
+/// manual clock, with a minute's timeout; `hook` is the agent's end-of-turn event.
+fn turn_over(
+    p: &promptgate::core::profile::Profile,
+    screens: &[Screen],
+    start: impl Into<promptgate::engine::gate::TurnStart>,
+    hook: &mut dyn FnMut() -> Option<String>,
+) -> promptgate::engine::gate::Turn {
+    let clock = ManualClock::default();
+    promptgate::engine::gate::wait_turn(
+        p,
+        &clock,
+        Duration::from_secs(60),
+        start,
+        &mut replay(screens),
+        hook,
+    )
+    .unwrap()
+}
+
 /// `--until-done`: the turn a prompt started ends when the agent, seen busy,
 /// is ready again; a dialog ends the wait as not done; a ready agent with no
 /// turn running is done at once unless a prompt was just submitted.
@@ -392,25 +427,7 @@ fn an_enter_that_became_a_newline_is_seen_as_such() {
 fn the_turn_ends_busy_then_ready() {
     let profiles = Profiles::builtin();
     let p = profiles.get("claude").unwrap();
-    let turn = |frames: &[&str], fresh: bool| {
-        let screens: Vec<Screen> = frames.iter().map(|f| fixture(f)).collect();
-        let clock = ManualClock::default();
-        let mut i = 0;
-        let mut read = || {
-            let s = screens[i.min(screens.len() - 1)].clone();
-            i += 1;
-            Ok(s)
-        };
-        promptgate::engine::gate::wait_turn(
-            p,
-            &clock,
-            Duration::from_secs(60),
-            fresh,
-            &mut read,
-            &mut || None,
-        )
-        .unwrap()
-    };
+    let turn = |frames: &[&str], fresh: bool| turn_over(p, &fixtures(frames), fresh, &mut || None);
     let idle = "claude/09-idle-after-apikey";
     let busy = "claude/13-submit-3s";
     // just submitted: the first ready looks are before the turn began
@@ -426,23 +443,12 @@ fn the_turn_ends_busy_then_ready() {
     // the agent's record holds the prompt (its turn began): a ready screen that
     // holds still ends it without the grace, a short turn never seen busy too
     let taken = |frames: &[&str]| {
-        let screens: Vec<Screen> = frames.iter().map(|f| fixture(f)).collect();
-        let clock = ManualClock::default();
-        let mut i = 0;
-        let mut read = || {
-            let s = screens[i.min(screens.len() - 1)].clone();
-            i += 1;
-            Ok(s)
-        };
-        promptgate::engine::gate::wait_turn(
+        turn_over(
             p,
-            &clock,
-            Duration::from_secs(60),
+            &fixtures(frames),
             promptgate::engine::gate::TurnStart::Taken,
-            &mut read,
             &mut || None,
         )
-        .unwrap()
     };
     let t = taken(&[idle]);
     assert!(t.done && !t.saw_busy, "{t:?}");
@@ -470,27 +476,12 @@ fn the_turn_ends_busy_then_ready() {
     // the agent's Stop hook ends the turn while the screen still shows it busy,
     // but never over a dialog on screen
     let hooked = |frames: &[&str], stop_at: usize| {
-        let screens: Vec<Screen> = frames.iter().map(|f| fixture(f)).collect();
-        let clock = ManualClock::default();
-        let (mut i, mut looks) = (0, 0);
-        let mut read = || {
-            let s = screens[i.min(screens.len() - 1)].clone();
-            i += 1;
-            Ok(s)
-        };
+        let mut looks = 0;
         let mut hook = || {
             looks += 1;
             (looks > stop_at).then(|| "hook Stop".to_string())
         };
-        promptgate::engine::gate::wait_turn(
-            p,
-            &clock,
-            Duration::from_secs(60),
-            true,
-            &mut read,
-            &mut hook,
-        )
-        .unwrap()
+        turn_over(p, &fixtures(frames), true, &mut hook)
     };
     let t = hooked(&[busy], 3);
     assert!(t.done && t.saw_busy, "{t:?}");
@@ -530,24 +521,7 @@ fn a_reply_still_drawn_after_busy_cleared_holds_the_turn_open() {
             s
         };
         let frames = [busy.clone(), part(9), part(4), done.clone()];
-        let turn = |p: &promptgate::core::profile::Profile| {
-            let clock = ManualClock::default();
-            let mut i = 0;
-            let mut read = || {
-                let s = frames[i.min(frames.len() - 1)].clone();
-                i += 1;
-                Ok(s)
-            };
-            promptgate::engine::gate::wait_turn(
-                p,
-                &clock,
-                Duration::from_secs(60),
-                true,
-                &mut read,
-                &mut || None,
-            )
-            .unwrap()
-        };
+        let turn = |p| turn_over(p, &frames, true, &mut || None);
         let t = turn(copilot);
         assert!(t.done && t.saw_busy, "{size}: {t:?}");
         // polls 100 ms apart: the last change at 300 ms, then held for done_still_ms

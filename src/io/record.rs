@@ -338,12 +338,18 @@ impl Mark {
         // slow agent (a loaded machine; Claude Code writes its transcript
         // behind the screen) at least 3 s in all.
         let grace = start + self.wait.max(Duration::from_secs(3));
+        // whether this body repeats the record's newest entry: asked once (it
+        // reads the whole record), at the first look that finds nothing new
+        let mut repeat: Option<bool> = None;
         loop {
             let now = Instant::now();
             let mut p = self.look(body);
             // an agent that skips a prompt equal to its newest entry: that entry
             // is this send's body, so nothing will come (the screen decides)
-            if p.matched == "absent" && p.other_entries.is_none() && self.repeats(body) {
+            if p.matched == "absent"
+                && p.other_entries.is_none()
+                && *repeat.get_or_insert_with(|| self.repeats(body))
+            {
                 p.matched = "repeat";
                 p.why = Some(
                     "the agent records a prompt sent again right after itself only once: \

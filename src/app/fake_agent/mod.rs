@@ -233,8 +233,6 @@ struct App {
     ready_logged: bool,
     late_dialog_at: Option<Instant>,
     late_dialog_done: bool,
-    /// `--late-dialog-after-input-ms`: the first input came, the dialog is timed.
-    late_dialog_armed: bool,
     /// Keys that came during the flash before the late dialog: the dialog gets them.
     flash_keys: Vec<Key>,
     prompts: u32,
@@ -304,7 +302,6 @@ pub fn run(args: &FakeAgentArgs) -> anyhow::Result<()> {
         ready_logged: false,
         late_dialog_at: None,
         late_dialog_done: false,
-        late_dialog_armed: false,
         flash_keys: Vec::new(),
         prompts: 0,
         fails_left: args.fail_turns,
@@ -494,7 +491,11 @@ impl App {
     }
 
     fn composer_ready(&mut self, now: Instant) {
-        if self.args.fault_late_dialog.is_some() && !self.late_dialog_done {
+        // (--late-dialog-after-input-ms times it from the first input instead: on_keys)
+        if self.args.fault_late_dialog.is_some()
+            && !self.late_dialog_done
+            && self.args.late_dialog_after_input_ms.is_none()
+        {
             self.late_dialog_done = true;
             if let Some(ms) = self.args.late_dialog_flash_ms {
                 // not ready yet: the start-up composer, then the dialog
@@ -502,9 +503,7 @@ impl App {
                 self.late_dialog_at = Some(now + Duration::from_millis(ms));
                 return;
             }
-            if self.args.late_dialog_after_input_ms.is_none() {
-                self.late_dialog_at = Some(now + LATE_DIALOG_AFTER);
-            }
+            self.late_dialog_at = Some(now + LATE_DIALOG_AFTER);
         }
         if !self.ready_logged {
             self.ready_logged = true;
@@ -588,8 +587,8 @@ impl App {
             return;
         }
         if let Some(ms) = self.args.late_dialog_after_input_ms {
-            if !keys.is_empty() && self.dialog.is_none() && !self.late_dialog_armed {
-                self.late_dialog_armed = true;
+            if !keys.is_empty() && self.dialog.is_none() && !self.late_dialog_done {
+                self.late_dialog_done = true;
                 self.late_dialog_at = Some(now + Duration::from_millis(ms));
             }
         }
