@@ -18,7 +18,8 @@
 //!   helper closes the dialogs, `--wait-busy` because some trials start busy).
 //! * `promptgate --settle 0`, on the cold trials only: the trade-off of the
 //!   start-up settle window (not a default; shown for the latency comparison).
-//! * `fixed-sleep` and `telepty-gate`: BASELINES, the two bash scripts below.
+//! * `fixed-sleep` and `telepty-gate`: BASELINES, the two bash scripts in
+//!   `benches/baselines/` (the real-agent trials, `scripts/real-bench.sh`, run the same).
 //!
 //! Also measured in the same run: a fan-out of one prompt to 16 panes against one
 //! pane, and the cost of one poll over the control-mode connection against a
@@ -48,56 +49,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// BASELINE (b), not promptgate: the fixed-sleep sender of many orchestration
 /// scripts. Prints the moment its Enter was written (epoch microseconds).
-const FIXED_SLEEP_SH: &str = r#"#!/usr/bin/env bash
-# BASELINE (b) -- NOT promptgate. The fixed-sleep sender that many
-# orchestration scripts use today:
-#     tmux send-keys -t P "$msg"; sleep 0.5; tmux send-keys -t P Enter
-# Usage: fixed-sleep.sh SOCKET PANE BODY_FILE
-sock=$1 pane=$2
-msg=$(cat "$3")
-t=${EPOCHREALTIME//[.,]/}
-echo "type_at_us=$t"
-tmux -L "$sock" send-keys -t "$pane" "$msg"
-sleep 0.5
-tmux -L "$sock" send-keys -t "$pane" Enter
-t=${EPOCHREALTIME//[.,]/}
-echo "submit_at_us=$t"
-"#;
+const FIXED_SLEEP_SH: &str = include_str!("baselines/fixed-sleep.sh");
 
 /// BASELINE (c), not promptgate: a telepty-style gate.
-const TELEPTY_SH: &str = r#"#!/usr/bin/env bash
-# BASELINE (c) -- NOT promptgate. A telepty-style readiness gate: poll the
-# screen every 150 ms; once the agent's prompt symbol has been on screen, on an
-# unchanged line, for 200 ms, send the text, and a separate Enter 300 ms later.
-# No busy check, no dialog check. After 8 s without a stable prompt it stops
-# waiting and sends anyway. The text goes as in the fixed-sleep sender.
-# Usage: telepty-gate.sh SOCKET PANE BODY_FILE SYMBOL
-sock=$1 pane=$2 sym=$4
-msg=$(cat "$3")
-clock() { local t=${EPOCHREALTIME//[.,]/}; now=$((10#$t / 1000)); }
-clock
-deadline=$((now + 8000)) last="" since=0
-while :; do
-    line=$(tmux -L "$sock" capture-pane -p -t "$pane" | grep -E "^ *$sym" | tail -n 1)
-    clock
-    if [ -z "$line" ]; then
-        last=""
-    elif [ "$line" != "$last" ]; then
-        last=$line since=$now
-    elif [ $((now - since)) -ge 200 ]; then
-        break
-    fi
-    [ "$now" -ge "$deadline" ] && break
-    sleep 0.15
-done
-t=${EPOCHREALTIME//[.,]/}
-echo "type_at_us=$t"
-tmux -L "$sock" send-keys -t "$pane" "$msg"
-sleep 0.3
-tmux -L "$sock" send-keys -t "$pane" Enter
-t=${EPOCHREALTIME//[.,]/}
-echo "submit_at_us=$t"
-"#;
+const TELEPTY_SH: &str = include_str!("baselines/telepty-gate.sh");
 
 /// The prompt symbol the telepty-style gate looks for, per agent.
 fn symbol(like: &str) -> &'static str {
