@@ -135,7 +135,8 @@
 #           and ~/.config/opencode/opencode.json (ready): autoupdate off, the anthropic base URL a closed local port
 #   kilo    the same with KILO_ for OPENCODE_ (plus KILO_DISABLE_CODEBASE_INDEXING, _SESSION_INGEST), ~/.config/kilo/kilo.json
 #   copilot COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:9/v1 COPILOT_MODEL=gpt-4o (its
-#           bring-your-own-model mode: no GitHub login); without a model it exits at once
+#           bring-your-own-model mode: no GitHub login); without a model it exits at once.
+#           COPILOT_SIGNED_OUT=1 leaves all three out: signed out, `Please use /login` above the composer
 #   opencode, kilo and copilot retry an offline turn for minutes: Escape ends it (kilo: Escape twice).
 # MODEL_URL=http://127.0.0.1:PORT (from scripts/model.sh start) points the agent at the scripted model instead
 # of a closed port (issue 26, docs/real-turns.md): claude ANTHROPIC_BASE_URL + manual permission mode;
@@ -814,7 +815,10 @@ cmd_start() {
 			KILO_DISABLE_CODEBASE_INDEXING=1 KILO_DISABLE_SESSION_INGEST=1)
 		;;
 	copilot)
-		envs+=(COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL="$COPILOT_BASE_URL" COPILOT_MODEL=gpt-4o)
+		# COPILOT_SIGNED_OUT=1: no bring-your-own model, as a user who has not signed in (`Please
+		# use /login`; /login opens its menus)
+		[[ ${COPILOT_SIGNED_OUT:-} == 1 ]] ||
+			envs+=(COPILOT_OFFLINE=true COPILOT_PROVIDER_BASE_URL="$COPILOT_BASE_URL" COPILOT_MODEL=gpt-4o)
 		;;
 	qwen)
 		# fresh: no provider in the environment -> the "Connect a Provider" menu

@@ -79,10 +79,19 @@ pub struct Agent {
 
 impl Agent {
     pub fn start(name: &'static str, model: &Model) -> Agent {
-        let o = Command::new(root().join("scripts/real-agents.sh"))
+        Agent::start_on(name, Some(model), &[])
+    }
+
+    /// The agent on the model, or with none (`None`: offline, as the
+    /// real-agent suite runs it), with `env` for `scripts/real-agents.sh start`.
+    pub fn start_on(name: &'static str, model: Option<&Model>, env: &[(&str, &str)]) -> Agent {
+        let mut c = Command::new(root().join("scripts/real-agents.sh"));
+        c.env_remove("MODEL_URL").envs(env.iter().copied());
+        if let Some(m) = model {
+            c.env("MODEL_URL", &m.url);
+        }
+        let o = c
             .args(["start", name, "ready", "120", "40"])
-            .env("MODEL_URL", &model.url)
-            .env_remove("TMUX")
             .env_remove("TMUX_PANE")
             .stderr(Stdio::piped())
             .output()
