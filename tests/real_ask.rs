@@ -112,17 +112,24 @@ fn real_ask(name: &'static str) {
         "{who}: no request answered by the fixture"
     );
     let usage = &sent[0]["response"]["usage"];
-    let mut want_tokens = (usage["input_tokens"].clone(), usage["output_tokens"].clone());
     if name == "aider" {
-        // aider's history keeps its own rounding: `Tokens: 1.2k sent, 56 received`
-        let k = |n: &Value| n.as_u64().map(|n| if n < 1000 { n } else { (n + 50) / 100 * 100 });
-        want_tokens = (k(&want_tokens.0).into(), k(&want_tokens.1).into());
+        // aider's history holds its own count (`Tokens: 2.4k sent, 25 received`:
+        // litellm's estimate of what it sent, not the provider's usage)
+        assert!(
+            ans["tokens"]["input"].as_u64() > Some(0) && ans["tokens"]["output"].as_u64() > Some(0),
+            "{who}: {ans}"
+        );
+    } else {
+        assert_eq!(
+            (&ans["tokens"]["input"], &ans["tokens"]["output"]),
+            (&usage["input_tokens"], &usage["output_tokens"]),
+            "{who}: {ans}"
+        );
     }
-    assert_eq!(
-        (&ans["tokens"]["input"], &ans["tokens"]["output"]),
-        (&want_tokens.0, &want_tokens.1),
-        "{who}: {ans}"
-    );
+    // nothing else entered the turn (a second submit key would: Aider records an
+    // empty prompt as `<blank>`)
+    assert!(ans.get("other_prompts").is_none(), "{who}: {ans}");
+    assert_eq!(r["resubmits"], 0, "{who}: {r}");
     assert!(
         ans["tool_calls"].as_array().unwrap().is_empty(),
         "{who}: {ans}"

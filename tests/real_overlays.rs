@@ -15,8 +15,8 @@
 //! The model and each agent are stopped by PID (also from Drop guards).
 
 mod common;
-use common::{code, json_out, text};
 use common::real::{Agent, Model};
+use common::{code, json_out, text};
 use std::time::{Duration, Instant};
 
 /// Open the overlay with `keys` (each one `send-keys` argument, 300 ms apart),
@@ -71,7 +71,10 @@ fn overlay(name: &'static str, keys: &[&str], state: &str, signed_out: bool) {
     a.wait_state("ready", 15);
     if signed_out {
         a.stop();
-        eprintln!("REPORT real_overlays {who} took {} s", t0.elapsed().as_secs());
+        eprintln!(
+            "REPORT real_overlays {who} took {} s",
+            t0.elapsed().as_secs()
+        );
         return;
     }
     let o = a.pg(&["send", "-t", &a.pane, "--json", "--timeout", "30", body]);

@@ -390,6 +390,10 @@ struct Prepared {
     pane_pid: Option<u32>,
     /// Told the body when the submit key is pressed (the proof's wait begins).
     submitted: Option<std::sync::mpsc::Sender<String>>,
+    /// Set by the proof's wait once the agent's own record holds the body: the
+    /// verify then never presses submit again (the agent took the prompt, whatever
+    /// the screen still shows).
+    taken: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// What gating and typing came to.
@@ -438,15 +442,21 @@ impl Delivery<'_> {
         // own, while the screen is verified (it was one after the other)
         let (tx, rx) = std::sync::mpsc::channel::<String>();
         let stop = std::sync::atomic::AtomicBool::new(false);
+        let taken = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (attempt, early) = std::thread::scope(|s| {
             let proving = mark.as_ref().ok().map(|m| {
-                let stop = &stop;
+                let (stop, taken) = (&stop, taken.clone());
                 s.spawn(move || {
                     let body = rx.recv().ok()?;
-                    Some(m.prove_unless(&body, stop))
+                    let p = m.prove_unless(&body, stop);
+                    if crate::io::record::is_exact(p.matched) {
+                        taken.store(true, std::sync::atomic::Ordering::SeqCst);
+                    }
+                    Some(p)
                 })
             });
             prep.submitted = Some(tx);
+            prep.taken = Some(taken.clone());
             let attempt = self.gate_and_type(tmux, clock, profile, &pane, &mut prep, sink);
             prep.submitted = None;
             // a receipt the record cannot change needs no proof: stop waiting
@@ -561,6 +571,7 @@ impl Delivery<'_> {
             first,
             pane_pid,
             submitted: None,
+            taken: None,
         })
     }
 
@@ -619,6 +630,7 @@ impl Delivery<'_> {
                 opts: a,
                 shared,
                 submitted: prep.submitted.as_ref(),
+                taken: prep.taken.as_deref(),
             };
             match job.run(tmux, clock, sink) {
                 Ok(Step::Regate(why)) if regates.len() < MAX_REGATES => regates.push(why),
@@ -855,6 +867,8 @@ struct Job<'a> {
     /// Told the body the moment the submit key is pressed: the proof from the
     /// agent's record starts waiting then, beside the screen's verify.
     submitted: Option<&'a std::sync::mpsc::Sender<String>>,
+    /// Set once the agent's record holds the body (see `Prepared::taken`).
+    taken: Option<&'a std::sync::atomic::AtomicBool>,
 }
 
 impl Job<'_> {
@@ -869,6 +883,7 @@ impl Job<'_> {
             opts: a,
             shared,
             submitted,
+            taken,
         } = *self;
         let force = a.force;
         // A screen read this very moment, of the live process the gate saw, is the
@@ -1012,6 +1027,7 @@ impl Job<'_> {
             a.verify_timeout,
             clock,
             Some(&mut *sink),
+            taken,
         );
         sink.wait_ends();
         let (j, resubmits, ms) = verified?;
@@ -1025,7 +1041,11 @@ impl Job<'_> {
 }
 
 /// Watch until consumed or refused; press submit again (bounded) while stranded.
-/// `sink`, whose wait the caller began, is told of each look.
+/// `sink`, whose wait the caller began, is told of each look. `taken` (set by the
+/// wait on the agent's own record once it holds the body) ends a stranded look as
+/// consumed and keeps the submit key from being pressed again: an agent can leave
+/// the accepted text where its composer was for a while (Aider's prompt_toolkit
+/// line, until the model answers), and a second Enter there is a second prompt.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn verify_loop(
     tmux: &mut dyn Tmux,
@@ -1036,6 +1056,7 @@ pub(crate) fn verify_loop(
     timeout: Duration,
     clock: &dyn Clock,
     mut sink: Option<&mut dyn Sink>,
+    taken: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<(Judgement, u32, u64)> {
     let start = clock.now();
     let mut resubmits = 0u32;
@@ -1078,6 +1099,20 @@ pub(crate) fn verify_loop(
         match j.receipt {
             ReceiptKind::Consumed | ReceiptKind::Refused => {
                 return Ok((j, resubmits, (now - start).as_millis() as u64))
+            }
+            ReceiptKind::Stranded
+                if taken.is_some_and(|t| t.load(std::sync::atomic::Ordering::SeqCst)) =>
+            {
+                let j = Judgement {
+                    receipt: ReceiptKind::Consumed,
+                    evidence: crate::core::detect::Evidence {
+                        rule: "verify.record-holds-body (the screen still shows it where the composer was)"
+                            .into(),
+                        ..j.evidence
+                    },
+                    verdict: j.verdict,
+                };
+                return Ok((j, resubmits, (now - start).as_millis() as u64));
             }
             ReceiptKind::Stranded => {
                 let since = *stranded_since.get_or_insert(now);
@@ -1191,6 +1226,45 @@ mod tests {
 
     fn receipt(o: &Outcome) -> String {
         o.rec.as_ref().expect("a receipt").receipt.to_string()
+    }
+
+    /// The body still shows where the composer was (Aider leaves the accepted
+    /// line there until the model answers) but the agent's record holds it: the
+    /// verify ends consumed at once and never presses the submit key again
+    /// (a second Enter is a second, empty prompt). Without the record's word the
+    /// same screen is stranded and pressed again.
+    #[test]
+    fn a_body_the_record_holds_is_never_submitted_twice() {
+        let profiles = Profiles::builtin();
+        let profile = profiles.get("claude").unwrap();
+        let pl = crate::core::plan::plan(BODY.as_bytes(), profile.capability()).unwrap();
+        let stranded = || {
+            FakeTmux::new(
+                PANE,
+                Box::new(|_: &[String], _: &str| ("typed".into(), typed())),
+            )
+        };
+        let run = |tmux: &mut FakeTmux, taken: Option<&std::sync::atomic::AtomicBool>| {
+            let clock = ManualClock::default();
+            let t = Duration::from_secs(5);
+            verify_loop(tmux, profile, PANE, &pl, &ready(), t, &clock, None, taken).unwrap()
+        };
+        let held = std::sync::atomic::AtomicBool::new(true);
+        let mut tmux = stranded();
+        let (j, resubmits, _) = run(&mut tmux, Some(&held));
+        assert_eq!(j.receipt, ReceiptKind::Consumed);
+        assert!(
+            j.evidence.rule.starts_with("verify.record-holds-body"),
+            "{}",
+            j.evidence.rule
+        );
+        assert_eq!((resubmits, tmux.calls("key").len()), (0, 0));
+
+        let not_yet = std::sync::atomic::AtomicBool::new(false);
+        let mut tmux = stranded();
+        let (j, resubmits, _) = run(&mut tmux, Some(&not_yet));
+        assert_eq!(j.receipt, ReceiptKind::Stranded);
+        assert!(resubmits > 0 && !tmux.calls("key Enter").is_empty());
     }
 
     /// The choke point: a shell in the foreground gets nothing, whatever the

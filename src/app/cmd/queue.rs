@@ -833,6 +833,7 @@ fn recover(
                 Duration::from_secs_f64(r.verify_timeout),
                 &clock,
                 None,
+                None,
             )?;
             if j.receipt == ReceiptKind::Consumed {
                 queue::remove(dir, &item.id)?;
