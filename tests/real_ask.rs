@@ -20,7 +20,11 @@
 //!   typed (the marker folder is still there after Escape);
 //! - an error turn: exit 42 with the error's text (HTTP 500; HTTP 400 for Gemini
 //!   and Qwen, which retry a 500 for minutes), sent with `--wait-busy` (Copilot
-//!   works on for a moment after the Escape).
+//!   works on for a moment after the Escape);
+//! - no second submit (`resubmits: 0`) and no other prompt in the turn.
+//!
+//! Aider has no tool calls (its questions are inline: tests/real_turns.rs) and its
+//! history keeps its own token count, not the model's usage.
 //!
 //! - (`*_typed_by_hand`) a prompt typed by hand while the asked turn streams:
 //!   its reply is never in the answer; the answer is the streamed reply (exit 0)
