@@ -456,7 +456,8 @@ impl Delivery<'_> {
                 })
             });
             prep.submitted = Some(tx);
-            prep.taken = Some(taken.clone());
+            // only a record that is looked at can say so
+            prep.taken = mark.is_ok().then(|| taken.clone());
             let attempt = self.gate_and_type(tmux, clock, profile, &pane, &mut prep, sink);
             prep.submitted = None;
             // a receipt the record cannot change needs no proof: stop waiting
@@ -1040,6 +1041,10 @@ impl Job<'_> {
     }
 }
 
+/// How long a dialog seen after the submit waits for the agent's record to show
+/// the body (the dialog then belongs to the turn the prompt started).
+const RECORD_AFTER_DIALOG: Duration = Duration::from_millis(1500);
+
 /// Watch until consumed or refused; press submit again (bounded) while stranded.
 /// `sink`, whose wait the caller began, is told of each look. `taken` (set by the
 /// wait on the agent's own record once it holds the body) ends a stranded look as
@@ -1063,6 +1068,8 @@ pub(crate) fn verify_loop(
     let mut stranded_since: Option<Duration> = None;
     let mut last_press = start;
     let grace = Duration::from_millis(pl.submit().delay_before_ms.saturating_add(400));
+    // when a dialog was first seen after the submit (see the Refused arm)
+    let mut dialog_since: Option<Duration> = None;
     loop {
         clock.sleep(Duration::from_millis(25));
         let s = match tmux.read(pane) {
@@ -1096,13 +1103,36 @@ pub(crate) fn verify_loop(
             });
         }
         let now = clock.now();
+        let held = || taken.is_some_and(|t| t.load(std::sync::atomic::Ordering::SeqCst));
         match j.receipt {
+            // A dialog after the submit is either the agent's answer to this very
+            // prompt (a tool approval, drawn before any busy look: a scripted model
+            // answers at once) or one that took the Enter instead. The agent's
+            // record tells them apart: while it is looked at, give it a moment
+            // (Claude writes its transcript ~150 ms after the submit); nothing is
+            // pressed meanwhile.
+            ReceiptKind::Refused if held() => {
+                let j = Judgement {
+                    receipt: ReceiptKind::Consumed,
+                    evidence: crate::core::detect::Evidence {
+                        rule: format!(
+                            "verify.record-holds-body (then {}: the turn it started)",
+                            j.evidence.rule
+                        ),
+                        ..j.evidence
+                    },
+                    verdict: j.verdict,
+                };
+                return Ok((j, resubmits, (now - start).as_millis() as u64));
+            }
+            ReceiptKind::Refused
+                if taken.is_some()
+                    && now - *dialog_since.get_or_insert(now) < RECORD_AFTER_DIALOG
+                    && now - start < timeout => {}
             ReceiptKind::Consumed | ReceiptKind::Refused => {
                 return Ok((j, resubmits, (now - start).as_millis() as u64))
             }
-            ReceiptKind::Stranded
-                if taken.is_some_and(|t| t.load(std::sync::atomic::Ordering::SeqCst)) =>
-            {
+            ReceiptKind::Stranded if held() => {
                 let j = Judgement {
                     receipt: ReceiptKind::Consumed,
                     evidence: crate::core::detect::Evidence {
@@ -1265,6 +1295,31 @@ mod tests {
         let (j, resubmits, _) = run(&mut tmux, Some(&not_yet));
         assert_eq!(j.receipt, ReceiptKind::Stranded);
         assert!(resubmits > 0 && !tmux.calls("key Enter").is_empty());
+
+        // a dialog after the submit: the turn's own (a tool approval) when the
+        // record holds the body; refused when it does not, after a moment to
+        // look; at once when no record is looked at. Never a key.
+        let on_dialog = || {
+            FakeTmux::new(
+                PANE,
+                Box::new(|_: &[String], _: &str| ("dialog".into(), dialog())),
+            )
+        };
+        let mut tmux = on_dialog();
+        let (j, _, _) = run(&mut tmux, Some(&held));
+        assert_eq!(j.receipt, ReceiptKind::Consumed, "{}", j.evidence.rule);
+        assert!(j
+            .evidence
+            .rule
+            .starts_with("verify.record-holds-body (then "));
+        let mut tmux = on_dialog();
+        let (j, _, ms) = run(&mut tmux, Some(&not_yet));
+        assert_eq!(j.receipt, ReceiptKind::Refused);
+        assert!(ms >= RECORD_AFTER_DIALOG.as_millis() as u64, "{ms}");
+        let mut tmux = on_dialog();
+        let (j, _, ms) = run(&mut tmux, None);
+        assert_eq!((j.receipt, ms < 100), (ReceiptKind::Refused, true), "{ms}");
+        assert!(tmux.calls("key").is_empty());
     }
 
     /// The choke point: a shell in the foreground gets nothing, whatever the
