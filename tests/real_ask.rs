@@ -21,7 +21,7 @@
 //! - an error turn: exit 42 with the error's text (HTTP 500; HTTP 400 for Gemini
 //!   and Qwen, which retry a 500 for minutes), sent with `--wait-busy` (Copilot
 //!   works on for a moment after the Escape);
-//! - no second submit (`resubmits: 0`) and no other prompt in the turn.
+//! - no other prompt in the turn (on Aider also no second submit, `resubmits: 0`).
 //!
 //! Aider has no tool calls (its questions are inline: tests/real_turns.rs) and its
 //! history keeps its own token count, not the model's usage.
@@ -130,10 +130,15 @@ fn real_ask(name: &'static str) {
             "{who}: {ans}"
         );
     }
-    // nothing else entered the turn (a second submit key would: Aider records an
-    // empty prompt as `<blank>`)
+    // nothing else entered the turn (a second submit key into an accepted line
+    // would: Aider records an empty prompt as `<blank>`). A resubmit as such is
+    // the stranded body's designed recovery (OpenCode can lose the Enter of a
+    // send right after its start-up): only Aider's is checked to be gone.
     assert!(ans.get("other_prompts").is_none(), "{who}: {ans}");
-    assert_eq!(r["resubmits"], 0, "{who}: {r}");
+    if name == "aider" {
+        assert_eq!(r["resubmits"], 0, "{who}: {r}");
+    }
+    eprintln!("REPORT real_ask {who} resubmits: {}", r["resubmits"]);
     assert!(
         ans["tool_calls"].as_array().unwrap().is_empty(),
         "{who}: {ans}"
