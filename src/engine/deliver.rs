@@ -1067,7 +1067,11 @@ pub(crate) fn verify_loop(
     let mut resubmits = 0u32;
     let mut stranded_since: Option<Duration> = None;
     let mut last_press = start;
-    let grace = Duration::from_millis(pl.submit().delay_before_ms.saturating_add(400));
+    let grace = Duration::from_millis(
+        pl.submit()
+            .delay_before_ms
+            .saturating_add(profile.capability().resubmit_after_ms),
+    );
     // when a dialog was first seen after the submit (see the Refused arm)
     let mut dialog_since: Option<Duration> = None;
     loop {

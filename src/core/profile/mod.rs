@@ -249,6 +249,16 @@ pub struct Capability {
     /// characters over a few hundred ms, at times after `Working` cleared).
     #[serde(default)]
     pub done_still_ms: u64,
+    /// How long a body must look stranded after the submit key (beyond the submit
+    /// delay) before verify presses it again: an agent that takes the Enter late
+    /// (Aider, a Python app, under load) would get the second one as an empty
+    /// prompt of its own.
+    #[serde(default = "resubmit_after")]
+    pub resubmit_after_ms: u64,
+}
+
+fn resubmit_after() -> u64 {
+    400
 }
 
 fn startup_settle() -> u64 {
@@ -394,6 +404,11 @@ impl Profile {
             ),
             ("resubmit_max", Some(cap.resubmit_max as u64), 10),
             ("done_still_ms", Some(cap.done_still_ms), MAX_DELAY_MS),
+            (
+                "resubmit_after_ms",
+                Some(cap.resubmit_after_ms),
+                MAX_DELAY_MS,
+            ),
         ] {
             if v.is_some_and(|v| v > max) {
                 return Err(bad(
