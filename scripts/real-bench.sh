@@ -234,17 +234,21 @@ def p95(xs):
     return f"{xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))]:.0f}"
 
 
+def label(r):
+    return f"{r['agent']} {r.get('version', '')}".strip()
+
+
 def report(rows, meta):
     out = [f"Real-agent trials ({meta}):", "",
            "| agent | condition | sender | trials | landed | split (early submit) | mangled | lost | shell command ran | to the model p50 / p95 (ms) | not run |",
            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     keys = []
     for r in rows:
-        k = (f"{r['agent']} {r.get('version', '')}".strip(), r["condition"], r["sender"])
+        k = (label(r), r["condition"], r["sender"])
         if k not in keys:
             keys.append(k)
     for k in keys:
-        rs = [r for r in rows if (f"{r['agent']} {r.get('version', '')}".strip(), r["condition"], r["sender"]) == k]
+        rs = [r for r in rows if (label(r), r["condition"], r["sender"]) == k]
         n = lambda o: sum(1 for r in rs if r["outcome"] == o)
         lat = [r["to_model_ms"] for r in rs if "to_model_ms" in r and r["outcome"] == "landed"]
         ran = sum(1 for r in rs if r.get("tool_ran")) if k[1] == "dialog" else ""
@@ -255,8 +259,8 @@ def report(rows, meta):
     out += ["", "promptgate's phases, warm sends, median ms (start = process start, identify, lock, first read; "
             "verify and proof run side by side):", "",
             "| agent | " + " | ".join(names) + " | wall |", "|---|" + "---:|" * (len(names) + 1)]
-    for agent in dict.fromkeys(f"{r['agent']} {r.get('version', '')}".strip() for r in rows):
-        rs = [r for r in rows if f"{r['agent']} {r.get('version', '')}".strip() == agent
+    for agent in dict.fromkeys(label(r) for r in rows):
+        rs = [r for r in rows if label(r) == agent
               and r["sender"] == "promptgate" and r["condition"] == "warm" and "phases" in r]
         if rs:
             cells = [med([r["phases"][p] for r in rs if r["phases"].get(p) is not None]) for p in names]

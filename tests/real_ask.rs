@@ -133,9 +133,9 @@ fn real_ask(name: &'static str) {
     // nothing else entered the turn (a second submit key into an accepted line
     // would: Aider records an empty prompt as `<blank>`). A resubmit as such is
     // the stranded body's designed recovery (OpenCode can lose the Enter of a
-    // send right after its start-up): only Aider's is checked to be gone.
-    // Aider takes an Enter late under load (its `resubmit_after_ms` waits 1.5 s
-    // before pressing again): reported, not asserted, there
+    // send right after its start-up). Aider takes an Enter late under load (its
+    // `resubmit_after_ms` waits 1.5 s before pressing again): reported, not
+    // asserted, there.
     if name != "aider" {
         assert!(ans.get("other_prompts").is_none(), "{who}: {ans}");
     }

@@ -1109,44 +1109,36 @@ pub(crate) fn verify_loop(
         let now = clock.now();
         let held = || taken.is_some_and(|t| t.load(std::sync::atomic::Ordering::SeqCst));
         match j.receipt {
-            // A dialog after the submit is either the agent's answer to this very
-            // prompt (a tool approval, drawn before any busy look: a scripted model
-            // answers at once) or one that took the Enter instead. The agent's
-            // record tells them apart: while it is looked at, give it a moment
-            // (Claude writes its transcript ~150 ms after the submit); nothing is
-            // pressed meanwhile.
-            ReceiptKind::Refused if held() => {
+            // Once the agent's record holds the body, it took the prompt: a body
+            // still shown where the composer was is not stranded (never pressed
+            // again), and a dialog after the submit is the turn's own (a tool
+            // approval, drawn before any busy look when the model answers at once)
+            // rather than one that took the Enter.
+            ReceiptKind::Refused | ReceiptKind::Stranded if held() => {
+                let why = match j.receipt {
+                    ReceiptKind::Refused => {
+                        format!("then {}: the turn it started", j.evidence.rule)
+                    }
+                    _ => "the screen still shows it where the composer was".into(),
+                };
                 let j = Judgement {
                     receipt: ReceiptKind::Consumed,
                     evidence: crate::core::detect::Evidence {
-                        rule: format!(
-                            "verify.record-holds-body (then {}: the turn it started)",
-                            j.evidence.rule
-                        ),
+                        rule: format!("verify.record-holds-body ({why})"),
                         ..j.evidence
                     },
                     verdict: j.verdict,
                 };
                 return Ok((j, resubmits, (now - start).as_millis() as u64));
             }
+            // a dialog, the record not (yet) holding the body: while it is looked
+            // at, give it a moment (Claude writes its transcript ~150 ms after the
+            // submit), pressing nothing; the loop's own timeout ends this wait too
             ReceiptKind::Refused
                 if taken.is_some()
-                    && now - *dialog_since.get_or_insert(now) < RECORD_AFTER_DIALOG
-                    && now - start < timeout => {}
+                    && now - *dialog_since.get_or_insert(now) < RECORD_AFTER_DIALOG => {}
             ReceiptKind::Consumed | ReceiptKind::Refused => {
                 return Ok((j, resubmits, (now - start).as_millis() as u64))
-            }
-            ReceiptKind::Stranded if held() => {
-                let j = Judgement {
-                    receipt: ReceiptKind::Consumed,
-                    evidence: crate::core::detect::Evidence {
-                        rule: "verify.record-holds-body (the screen still shows it where the composer was)"
-                            .into(),
-                        ..j.evidence
-                    },
-                    verdict: j.verdict,
-                };
-                return Ok((j, resubmits, (now - start).as_millis() as u64));
             }
             ReceiptKind::Stranded => {
                 let since = *stranded_since.get_or_insert(now);

@@ -92,6 +92,7 @@ impl Agent {
         }
         let o = c
             .args(["start", name, "ready", "120", "40"])
+            .env_remove("TMUX")
             .env_remove("TMUX_PANE")
             .stderr(Stdio::piped())
             .output()
