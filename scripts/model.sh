@@ -40,6 +40,13 @@
 #   pg-quick         `PG-QUICK-ANSWER` at once
 #   pg-fail-400      HTTP 400 (not retried: gemini and qwen retry a 500 for minutes)
 #   pg-fail-500      HTTP 500;   pg-fail-429: HTTP 429 with Retry-After: 2
+#   pg-tool-write    a file write: claude `Write` and gemini `write_file` of pg-written.txt; codex `apply_patch`
+#                    (through `exec_command` or `shell`, escalated) adding ../pg-written-outside.txt (codex asks
+#                    only outside its workspace); pg-create-file: copilot's freeform `apply_patch` adding
+#                    pg-written.txt; pg-tool-write-lookalike: a `Write`/`write_file` whose content draws a composer
+#   pg-tool-fetch    gemini `web_fetch` of https://example.com/pg-fetch; pg-claude-fetch: claude `WebFetch` (a
+#                    deferred tool, not in the request's tool list: matched on the prompt alone)
+#                    (these come after the fixtures above: a rejected call's prompt stays in the next request)
 #   anything else    `PG-OK` at once
 #
 # Errors go to stderr as `model: error: ...` and exit with status 1 (2 for usage errors).

@@ -28,6 +28,8 @@
 //!   approval dialog shows (`state` = `dialog:permission`), a send of `1` into it
 //!   is refused (21) and the screen stays as it was; after Escape the marker
 //!   folder is still there: the command never ran.
+//! - (f) the same for a file write (claude, codex, gemini, copilot): refused (21),
+//!   the screen as it was, and after Escape the file does not exist.
 //!
 //! The model and each agent are stopped by PID (also from Drop guards). Lines
 //! starting with `REPORT` are the measured results (docs/real-turns.md).
@@ -342,6 +344,68 @@ fn real_turns(name: &'static str) {
         a.stop();
         return;
     }
+    // (f) the approval dialog of a file write: the model creates `pg-written.txt`
+    // (codex: `../pg-written-outside.txt`, as it writes inside its workspace
+    // without asking; copilot: its freeform `apply_patch`). qwen's `write_file`
+    // takes an absolute path only, which a static fixture cannot name; opencode
+    // and kilo write without asking by default.
+    if let Some((prompt, file)) = match name {
+        "claude" | "gemini" => Some((
+            "pg-tool-write: create the file",
+            a.project.join("pg-written.txt"),
+        )),
+        "copilot" => Some((
+            "pg-create-file: create the file",
+            a.project.join("pg-written.txt"),
+        )),
+        "codex" => Some((
+            "pg-tool-write: create the file",
+            a.project.parent().unwrap().join("pg-written-outside.txt"),
+        )),
+        _ => None,
+    } {
+        a.send_ok(prompt, &[]);
+        a.wait_state("dialog:permission", 60);
+        let before = a.capture();
+        let (c, r, o) = a.send("1", &[]);
+        assert_eq!(
+            c,
+            21,
+            "{name}: a send into the file-write dialog: {}\n{r}",
+            text(&o.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(500));
+        // claude blinks the tool's `●`; copilot's tool row counts seconds (`31s`)
+        let calm = |s: &str| {
+            let ticks = regex::Regex::new(r"\s+\d+[smh]\s*$").unwrap();
+            s.lines()
+                .map(|l| ticks.replace(&l.replace(['●', '○'], " "), "").into_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            calm(&before),
+            calm(&a.capture()),
+            "{name}: the screen changed after the refused send"
+        );
+        a.reject_tool();
+        a.wait_state("ready", 30);
+        assert!(
+            !file.exists(),
+            "{name}: {} exists: the write ran\n{}",
+            file.display(),
+            a.capture()
+        );
+        eprintln!(
+            "REPORT real_turns {name} {} file-write dialog: refused 21, nothing typed, no file",
+            a.version
+        );
+        // a turn between: an agent that keeps the rejected turn's message in the
+        // next request (claude beside the tool's result, gemini joined to the next
+        // prompt's text) would have the model see the write asked for again
+        // (copilot goes back to work a moment after the Escape: the send waits it out)
+        a.send_ok("pg-quick: after the write", &["--until-done", "--wait-busy"]);
+    }
+
     let marker = a.project.join("pg-marker");
     std::fs::create_dir(&marker).unwrap();
     // copilot's request carries tools without a `function` member, which aimock's
