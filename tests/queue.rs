@@ -20,7 +20,8 @@ fn killed_watcher_never_loses_or_repeats_a_prompt() {
     let likes = ["claude", "codex", "gemini", "claude"];
     let panes: Vec<(String, std::path::PathBuf)> = likes
         .iter()
-        .map(|l| srv.fake(l, &["--busy-ms", "80"]))
+        // with their records: a killed watcher's item is checked against them
+        .map(|l| srv.fake(l, &["--busy-ms", "80", "--records"]))
         .collect();
     for (p, _) in &panes {
         srv.wait_state(p, "ready", 15.0);
@@ -92,6 +93,66 @@ fn killed_watcher_never_loses_or_repeats_a_prompt() {
         "drained 200 prompts through {kills} SIGKILLed watchers in {:?}",
         start.elapsed()
     );
+}
+
+/// A watcher killed after the agent took its prompt, before it could journal
+/// the receipt: the item still says `typing` and the composer is empty (as when
+/// nothing was typed). The agent's record, as of the mark journalled with the
+/// phase, holds the body: the recovery says consumed and types nothing again.
+/// An item whose body the record does not hold is typed once, as before.
+#[test]
+fn a_killed_watchers_item_the_record_holds_is_never_typed_again() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let qdir = srv.dir.path().join("queue");
+    for like in ["claude", "gemini"] {
+        let (pane, transcript) = srv.fake(like, &["--records", "--busy-ms", "100"]);
+        srv.wait_state(&pane, "ready", 15.0);
+        let add = |body: &str| -> std::path::PathBuf {
+            let o = queue_cmd(&srv, &qdir, &["add", "-t", &pane, body])
+                .output()
+                .unwrap();
+            assert_eq!(code(&o), 0, "{}", stderr(&o));
+            let id = String::from_utf8_lossy(&o.stdout).trim().to_string();
+            let file = std::fs::read_dir(&qdir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| p.to_string_lossy().contains(&id))
+                .unwrap();
+            // as the killed watcher left it: typing, with the record's mark
+            // from before (no record file yet: every file is new)
+            let mut v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+            v["phase"] = "typing".into();
+            v["record_mark"] = serde_json::json!({"sizes": {}, "complete": true});
+            std::fs::write(&file, v.to_string()).unwrap();
+            file
+        };
+        let taken = format!("{like}: taken before the watcher died");
+        let file = add(&taken);
+        // the dead watcher's typing and Enter, which the agent took and recorded
+        let o = srv.pg_cmd(&["send", "-t", &pane, &taken]).output().unwrap();
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        srv.wait_state(&pane, "ready", 10.0);
+        let o = queue_cmd(&srv, &qdir, &["run", "--once"]).output().unwrap();
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        assert!(!file.exists(), "{like}: the recovered item is still queued");
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(
+            prompts(&transcript),
+            vec![taken.clone()],
+            "{like}: typed again"
+        );
+        // not in the record: nothing was typed before the crash, so it is typed now
+        let fresh = format!("{like}: never typed before the watcher died");
+        let file = add(&fresh);
+        for _ in 0..2 {
+            let o = queue_cmd(&srv, &qdir, &["run", "--once"]).output().unwrap();
+            assert_eq!(code(&o), 0, "{}", stderr(&o));
+            srv.wait_state(&pane, "ready", 10.0);
+        }
+        assert!(!file.exists(), "{like}: the item is still queued");
+        assert_eq!(prompts(&transcript), vec![taken, fresh], "{like}");
+    }
 }
 
 #[test]

@@ -403,7 +403,10 @@ fn real_turns(name: &'static str) {
         // next request (claude beside the tool's result, gemini joined to the next
         // prompt's text) would have the model see the write asked for again
         // (copilot goes back to work a moment after the Escape: the send waits it out)
-        a.send_ok("pg-quick: after the write", &["--until-done", "--wait-busy"]);
+        a.send_ok(
+            "pg-quick: after the write",
+            &["--until-done", "--wait-busy"],
+        );
     }
 
     let marker = a.project.join("pg-marker");

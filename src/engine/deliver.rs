@@ -437,6 +437,9 @@ impl Delivery<'_> {
             true => Err(NOT_VERIFIED.to_string()),
             false => crate::io::record::mark(profile, prep.pane_pid),
         };
+        if let Ok(m) = &mark {
+            sink.marked(&m.saved());
+        }
         let hook_mark = crate::io::record::HookMark::new(&prep.server_key, &pane);
         // the record's proof waits from the submit key on, in a thread of its
         // own, while the screen is verified (it was one after the other)

@@ -39,6 +39,11 @@ pub struct Item {
     /// agent's answer beside the queue ([`Kept`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ask: bool,
+    /// What the agent's record held when this item's typing began (journalled
+    /// with the `typing` phase): a crashed watcher's item is checked against
+    /// the record before anything is typed or pressed again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record_mark: Option<crate::io::record::SavedMark>,
 }
 
 impl Item {
@@ -56,6 +61,7 @@ impl Item {
             last_receipt: None,
             last_reason: None,
             ask: false,
+            record_mark: None,
         }
     }
 }
@@ -407,6 +413,7 @@ mod tests {
             last_receipt: None,
             last_reason: None,
             ask: false,
+            record_mark: None,
         };
         let (a, b) = (mk("first"), mk("second"));
         save(d.path(), &b).unwrap();

@@ -60,6 +60,10 @@ pub trait Sink {
     /// The wait is over.
     fn wait_ends(&mut self) {}
 
+    /// The agent's record was marked before typing (the queue keeps what the
+    /// mark saw with the item, for its recovery after a crash).
+    fn marked(&mut self, _mark: &crate::io::record::SavedMark) {}
+
     /// Called with `Typing` before the first byte and `Submitting` before the
     /// submit key. An error stops the delivery there: nothing typed, or typed
     /// and not submitted.

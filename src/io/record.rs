@@ -278,7 +278,36 @@ pub fn mark(profile: &Profile, pane_pid: Option<u32>) -> std::result::Result<Mar
     Ok(Mark::new(def, pattern, files, wait, Some(who)))
 }
 
+/// What a [`Mark`] saw, kept on disk by the queue beside an item while it is
+/// typed: after a crash, the recovery reads the record as of then
+/// ([`Mark::as_of`]) before it presses anything.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SavedMark {
+    /// Each file's size (jsonl) or entry count (json-array) at the mark.
+    pub sizes: BTreeMap<PathBuf, u64>,
+    /// Whether `sizes` lists every file that matched.
+    pub complete: bool,
+}
+
 impl Mark {
+    /// What this mark saw, to be kept ([`SavedMark`]).
+    pub fn saved(&self) -> SavedMark {
+        SavedMark {
+            sizes: self.before.clone(),
+            complete: self.complete,
+        }
+    }
+
+    /// The same record read as of an earlier mark (`saved`), waiting at most
+    /// `wait` for the body: the queue's recovery of an item a crashed watcher
+    /// was typing asks the record whether the agent took it.
+    pub fn as_of(mut self, saved: &SavedMark, wait: Duration) -> Mark {
+        self.before = saved.sizes.clone();
+        self.complete = saved.complete;
+        self.wait = wait;
+        self
+    }
+
     /// Mark `pattern` now: the size of every file that matches (locally; over
     /// ssh of the newest 8 at each level), and of the files this agent is
     /// known to own.

@@ -559,6 +559,7 @@ fn deliver(
     let mut journal = Journal {
         dir,
         item: &attempt,
+        mark: None,
     };
     let shared = Shared::new(Duration::from_millis(40));
     // an asked item: what the agent's reply files hold before anything is typed
@@ -662,11 +663,21 @@ fn deliver(
 struct Journal<'a> {
     dir: &'a Path,
     item: &'a Item,
+    /// What the agent's record held before typing, journalled with the phases.
+    mark: Option<crate::io::record::SavedMark>,
 }
 
 impl crate::engine::sink::Sink for Journal<'_> {
+    fn marked(&mut self, mark: &crate::io::record::SavedMark) {
+        self.mark = Some(mark.clone());
+    }
+
     fn phase(&mut self, phase: Phase) -> Result<()> {
-        save_phase(self.dir, self.item, phase, None, None)
+        let item = Item {
+            record_mark: self.mark.clone(),
+            ..self.item.clone()
+        };
+        save_phase(self.dir, &item, phase, None, None)
     }
 }
 
@@ -755,7 +766,12 @@ fn keep_answer(
     });
 }
 
-/// Resume an item the last watcher left mid-way, by what the pane shows.
+/// How long the recovery waits for the agent's record to show a body typed
+/// before the crash (it was written then, or it will not be).
+const RECOVERY_RECORD_WAIT: Duration = Duration::from_millis(500);
+
+/// Resume an item the last watcher left mid-way, by the agent's record and
+/// what the pane shows.
 fn recover(
     server: &Server,
     profiles: &Profiles,
@@ -778,6 +794,26 @@ fn recover(
         return Ok(false);
     };
     let profile = profiles.get(&agent)?;
+    // The agent's own record first, pressing nothing: a body it holds since
+    // the typing began was taken (the watcher died before it could say so), and
+    // is never typed or submitted again, whatever the screen shows (an agent
+    // such as Aider leaves the accepted line where its composer was).
+    if let Some(saved) = &item.record_mark {
+        let body = plan(item.body.as_bytes(), profile.capability())?.typed_text();
+        let proof = crate::io::record::mark(profile, o.screen.pid)
+            .map(|m| m.as_of(saved, RECOVERY_RECORD_WAIT).prove(&body));
+        if let Some(p) = proof
+            .ok()
+            .filter(|p| crate::io::record::is_exact(p.matched))
+        {
+            queue::remove(dir, &item.id)?;
+            Quiet.finish(&Finished::Json(&serde_json::json!({
+                "time_ms": crate::io::tmux::now_ms() as u64, "pane": item.pane, "agent": agent,
+                "queue_id": item.id, "receipt": "consumed", "proof": p,
+                "evidence": {"rule": "queue.recovered-record-holds-body"}})));
+            return Ok(true);
+        }
+    }
     // the choke point, before a clear key or a submit key goes into the pane
     if let Err(e) =
         crate::engine::deliver::may_type(profiles, &item.pane, &o.screen, &SendOpts::default())
