@@ -346,9 +346,8 @@ fn real_turns(name: &'static str) {
     }
     // (f) the approval dialog of a file write: the model creates `pg-written.txt`
     // (codex: `../pg-written-outside.txt`, as it writes inside its workspace
-    // without asking; copilot: its freeform `apply_patch`). qwen's `write_file`
-    // takes an absolute path only, which a static fixture cannot name; opencode
-    // and kilo write without asking by default.
+    // without asking; copilot: its freeform `apply_patch`). Qwen 0.24.4 (its
+    // default Auto mode), OpenCode and Kilo write files without asking.
     if let Some((prompt, file)) = match name {
         "claude" | "gemini" => Some((
             "pg-tool-write: create the file",

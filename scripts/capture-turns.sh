@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# capture-turns.sh: capture a real agent's model-driven screens (issue 26 item 2) at each size, with the
+# scripted local model (scripts/model.sh): a reply streaming, the finished turn, a failed turn (HTTP 400,
+# which no agent retries), and the shell-command approval dialog. Each screen is checked with
+# `promptgate state` before it is kept: a screen the profile reads otherwise than expected is kept all the
+# same (the fixture test then fails on it: a profile to fix) and named on stderr as MISREAD.
+#
+# Usage: scripts/capture-turns.sh AGENT [SIZE...]        (SIZE = WxH; default 120x40 80x24 200x50)
+#
+#   AGENT    claude codex gemini qwen copilot opencode kilo aider (not auggie: it cannot use a local model)
+#   Release: PROMPTGATE_REAL_RELEASE=newest|previous and the *_VERSION overrides, as scripts/real-agents.sh.
+#   Names:   fixtures/<agent>/v<release>-41-model-streaming-<size>, -42-model-finished-turn-, -43-model-failed-400-,
+#            -40-model-<tool>-permission- (tool: bash, exec, shell); an existing fixture is left as it is
+#            (FORCE=1 replaces it). ONLY=41,42,43,40 takes some of them.
+#   Each size starts the agent at that size (a screen drawn at its size, not resized), and stops it after.
+#   PROMPTGATE (default target/debug/promptgate) does the reading and the sends.
+#
+# Prints one line per screen: `<name> <state read> [MISREAD (expected <state>)|kept|exists]`.
+# Exit status: 0 when every screen was read as expected, 3 when one was misread, 1 on an error.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+PG=${PROMPTGATE:-$ROOT/target/debug/promptgate}
+agent=${1:?usage: capture-turns.sh AGENT [SIZE...]}
+shift
+sizes=("$@")
+[[ ${#sizes[@]} -gt 0 ]] || sizes=(120x40 80x24 200x50)
+only=${ONLY:-41,42,43,40}
+[[ -x $PG ]] || {
+	echo "capture-turns: error: no promptgate at $PG (cargo build)" >&2
+	exit 1
+}
+case $agent in
+claude | copilot | opencode | kilo) tool=bash ;;
+codex) tool=exec ;;
+gemini | qwen) tool=shell ;;
+aider) tool= ;; # no shell tool: its approvals are yes/no questions
+*)
+	echo "capture-turns: error: unknown agent '$agent'" >&2
+	exit 2
+	;;
+esac
+# copilot's, opencode's and kilo's requests carry tools aimock's tool-name match cannot read
+tool_prompt="pg-tool-rm: remove the marker folder"
+[[ $agent == copilot || $agent == opencode || $agent == kilo ]] && tool_prompt="pg-bash-rm: remove the marker folder"
+
+model_pid=
+sock=
+cleanup() {
+	[[ -z $sock ]] || "$ROOT/scripts/real-agents.sh" stop "$sock" >/dev/null 2>&1 || true
+	[[ -z $model_pid ]] || "$ROOT/scripts/model.sh" stop "$model_pid" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+eval "$("$ROOT/scripts/model.sh" start | sed -n 's/^\(port\|pid\|url\)=/model_\1=/p')"
+export MODEL_URL=$model_url
+
+state() { "$PG" -L "$sock" state -t "$pane" 2>/dev/null | cut -f3; }
+screen() { tmux -L "$sock" capture-pane -p -t "$pane"; }
+# wait_for SECONDS TEST...: poll until the command succeeds
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		((SECONDS < end)) || return 1
+		sleep 0.2
+	done
+}
+is_state() { [[ $(state) == "$1" ]]; }
+shows() { screen | grep -q -- "$1"; }
+ready_and_shows() { is_state ready && shows "$1"; }
+send() {
+	"$PG" -L "$sock" send -t "$pane" --wait-busy --timeout 90 -- "$1" >/dev/null ||
+		echo "capture-turns: warning: the send of '$1' exited $?" >&2
+}
+
+misread=0
+# keep NAME EXPECTED NOTE
+keep() {
+	local name=$1 want=$2 note=$3 got
+	got=$(state)
+	if [[ -e $ROOT/fixtures/$agent/$name.txt && -z ${FORCE:-} ]]; then
+		echo "$name $got exists"
+		return
+	fi
+	SOCKET=$sock PANE=$pane FORCE=${FORCE:-} "$ROOT/scripts/real-agents.sh" capture "$agent" "$want" \
+		"$W" "$H" "$name" "$note" >/dev/null
+	if [[ $got == "$want" ]]; then
+		echo "$name $got kept"
+	else
+		echo "$name $got MISREAD (expected $want)" | tee /dev/stderr
+		misread=1
+	fi
+}
+
+for size in "${sizes[@]}"; do
+	W=${size%x*} H=${size#*x}
+	info=$("$ROOT/scripts/real-agents.sh" start "$agent" ready "$W" "$H")
+	sock=$(sed -n 's/^socket=//p' <<<"$info")
+	pane=$(sed -n 's/^pane=//p' <<<"$info")
+	project=$(sed -n 's/^project=//p' <<<"$info")
+	ver=$(sed -n 's/^version=//p' <<<"$info")
+	wait_for 90 is_state ready || {
+		echo "capture-turns: error: $agent $size never ready ($(state))" >&2
+		exit 1
+	}
+	# the first turn also carries the agent's start-up work (codex takes Enter ~10 s after launch)
+	"$PG" -L "$sock" send -t "$pane" --wait-busy --until-done --timeout 90 -- "pg-quick: warm up" >/dev/null ||
+		echo "capture-turns: warning: the warm-up send exited $?" >&2
+	if [[ $only == *41* || $only == *42* ]]; then
+		send "pg-stream-long: tell me a long story"
+		# ~3 s into the reply (an agent that draws none of it until the end: ~4 s after the submit)
+		wait_for 4 shows PG-STREAM-BEGIN || true
+		sleep 2
+		[[ $only != *41* ]] || keep "v$ver-41-model-streaming-$size" busy \
+			"scripted model reply streaming (chunks 100 ms apart), ~3 s in"
+		wait_for 60 ready_and_shows PG-STREAM-END || true
+		sleep 2
+		[[ $only != *42* ]] || keep "v$ver-42-model-finished-turn-$size" ready \
+			"a finished scripted turn: the answer \`… PG-STREAM-END\`, the composer empty"
+	fi
+	if [[ $only == *43* ]]; then
+		send "pg-fail-400: a request the model refuses"
+		wait_for 60 is_state ready || true
+		sleep 2
+		keep "v$ver-43-model-failed-400-$size" ready \
+			"a turn the model answered with HTTP 400 (scripted bad request): the error shown, the composer back"
+	fi
+	if [[ $only == *40* && -n $tool ]]; then
+		mkdir -p "$project/pg-marker"
+		send "$tool_prompt"
+		wait_for 60 is_state dialog:permission || true
+		sleep 1
+		keep "v$ver-40-model-$tool-permission-$size" dialog:permission \
+			"scripted model: a shell tool call \`rm -r pg-marker\`: the agent's approval dialog"
+		tmux -L "$sock" send-keys -t "$pane" Escape
+		[[ -d $project/pg-marker ]] || echo "capture-turns: warning: the marker is gone: the command ran" >&2
+	fi
+	"$ROOT/scripts/real-agents.sh" stop "$sock" >/dev/null
+	sock=
+done
+exit $((misread * 3))
