@@ -113,11 +113,7 @@ fn a_killed_watchers_item_the_record_holds_is_never_typed_again() {
                 .unwrap();
             assert_eq!(code(&o), 0, "{}", stderr(&o));
             let id = String::from_utf8_lossy(&o.stdout).trim().to_string();
-            let file = std::fs::read_dir(&qdir)
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .find(|p| p.to_string_lossy().contains(&id))
-                .unwrap();
+            let file = qdir.join(format!("{id}.json"));
             // as the killed watcher left it: typing, with the record's mark
             // from before (no record file yet: every file is new)
             let mut v: serde_json::Value =

@@ -100,6 +100,32 @@ fn count(records: &[String], body: &str) -> usize {
     records.iter().filter(|m| m.trim_end() == body).count()
 }
 
+/// Send `prompt` (the model answers with a tool call), wait for the agent's
+/// approval dialog, and check that a send of `1` into it is refused (21) with
+/// the screen as it was half a second later, each row compared through `calm`
+/// (what the dialog animates by itself).
+fn refused_in_dialog(a: &Agent, prompt: &str, what: &str, calm: impl Fn(&str) -> String) {
+    let name = a.name;
+    a.send_ok(prompt, &[]);
+    a.wait_state("dialog:permission", 60);
+    let before = a.capture();
+    let (c, r, o) = a.send("1", &[]);
+    assert_eq!(
+        c,
+        21,
+        "{name}: a send into {what}: {}\n{r}",
+        text(&o.stderr)
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let still = a.capture();
+    let rows = |s: &str| s.lines().map(&calm).collect::<Vec<_>>();
+    assert_eq!(
+        rows(&before),
+        rows(&still),
+        "{name}: the screen changed after the refused send\n{still}"
+    );
+}
+
 fn real_turns(name: &'static str) {
     let model = Model::start();
     let mut a = Agent::start(name, &model);
@@ -363,29 +389,11 @@ fn real_turns(name: &'static str) {
         )),
         _ => None,
     } {
-        a.send_ok(prompt, &[]);
-        a.wait_state("dialog:permission", 60);
-        let before = a.capture();
-        let (c, r, o) = a.send("1", &[]);
-        assert_eq!(
-            c,
-            21,
-            "{name}: a send into the file-write dialog: {}\n{r}",
-            text(&o.stderr)
-        );
-        std::thread::sleep(Duration::from_millis(500));
         // claude blinks the tool's `●`; copilot's tool row counts seconds (`31s`)
-        let calm = |s: &str| {
-            let ticks = regex::Regex::new(r"\s+\d+[smh]\s*$").unwrap();
-            s.lines()
-                .map(|l| ticks.replace(&l.replace(['●', '○'], " "), "").into_owned())
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(
-            calm(&before),
-            calm(&a.capture()),
-            "{name}: the screen changed after the refused send"
-        );
+        let ticks = regex::Regex::new(r"\s+\d+[smh]\s*$").unwrap();
+        refused_in_dialog(&a, prompt, "the file-write dialog", |l| {
+            ticks.replace(&l.replace(['●', '○'], " "), "").into_owned()
+        });
         a.reject_tool();
         a.wait_state("ready", 30);
         assert!(
@@ -418,30 +426,9 @@ fn real_turns(name: &'static str) {
     } else {
         "pg-tool-rm: remove the marker folder"
     };
-    a.send_ok(tool, &[]);
-    a.wait_state("dialog:permission", 60);
-    let before = a.capture();
-    let (c, r, o) = a.send("1", &[]);
-    assert_eq!(
-        c,
-        21,
-        "{name}: a send into the approval dialog: {}\n{r}",
-        text(&o.stderr)
-    );
-    // the dialog holds still: the screen after the refusal is the screen before it
-    std::thread::sleep(Duration::from_millis(500));
-    let still = a.capture();
-    // claude blinks the `●` of a tool call waiting for approval
-    let blink = |l: &str| l.replacen('●', " ", 1);
-    let diff: Vec<(&str, &str)> = before
-        .lines()
-        .zip(still.lines())
-        .filter(|(b, s)| blink(b) != blink(s))
-        .collect();
-    assert!(
-        diff.is_empty(),
-        "{name}: the screen changed after the refused send: {diff:?}\n{still}"
-    );
+    // the dialog holds still: the screen after the refusal is the screen before
+    // it (claude blinks the `●` of a tool call waiting for approval)
+    refused_in_dialog(&a, tool, "the approval dialog", |l| l.replacen('●', " ", 1));
     eprintln!(
         "REPORT real_turns {name} {} approval dialog: refused 21, nothing typed",
         a.version

@@ -767,7 +767,8 @@ fn keep_answer(
 }
 
 /// How long the recovery waits for the agent's record to show a body typed
-/// before the crash (it was written then, or it will not be).
+/// before the crash (it was written then, or it will not be); a record known
+/// to be this agent's still gets the proof's own grace (3 s) before "absent".
 const RECOVERY_RECORD_WAIT: Duration = Duration::from_millis(500);
 
 /// Resume an item the last watcher left mid-way, by the agent's record and
