@@ -151,6 +151,48 @@ fn a_killed_watchers_item_the_record_holds_is_never_typed_again() {
     }
 }
 
+/// A watcher killed between typing the body and pressing Enter: the item says
+/// `submitting` and the body sits in the composer. The recovery presses the
+/// submit key once and proves the prompt from the agent's record, as a send
+/// does (the record watched beside the screen: once it holds the body, no
+/// submit key is pressed again).
+#[test]
+fn a_killed_watchers_typed_body_is_submitted_once_with_the_records_proof() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let qdir = srv.dir.path().join("queue");
+    let (pane, transcript) = srv.fake("claude", &["--records", "--busy-ms", "100"]);
+    srv.wait_state(&pane, "ready", 15.0);
+    let body = "typed by the watcher that died before its Enter";
+    let o = queue_cmd(&srv, &qdir, &["add", "-t", &pane, body])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let id = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    let file = qdir.join(format!("{id}.json"));
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    v["phase"] = "submitting".into();
+    v["record_mark"] = serde_json::json!({"sizes": {}, "complete": true});
+    std::fs::write(&file, v.to_string()).unwrap();
+    // the dead watcher's typing, without its Enter
+    srv.tmux(&["send-keys", "-t", &pane, "-l", body]);
+    srv.wait_state(&pane, "draft", 10.0);
+    let o = queue_cmd(&srv, &qdir, &["run", "--once"]).output().unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(!file.exists(), "the recovered item is still queued");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(prompts(&transcript), vec![body.to_string()]);
+    let log = std::fs::read_to_string(srv.dir.path().join("deliveries.jsonl")).unwrap();
+    let rec: serde_json::Value = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .rfind(|r| r["queue_id"] == id.as_str())
+        .unwrap_or_else(|| panic!("no log line for {id} in {log}"));
+    assert_eq!(rec["receipt"], "consumed", "{rec}");
+    assert_eq!(rec["evidence"]["rule"], "queue.recovered-submitted", "{rec}");
+    assert_eq!(rec["proof"]["match"], "exact", "{rec}");
+}
+
 #[test]
 fn held_items_stay_with_their_receipt_and_drop_removes_them() {
     let srv = TmuxServer::new(100, 30, &[]);

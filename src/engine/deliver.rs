@@ -764,6 +764,61 @@ fn prove(
     proof
 }
 
+/// Press the submit key of a body already typed (a queue item a killed watcher
+/// left in the composer), then verify as a send does: the agent's record is
+/// marked before the key and watched beside the screen, so a record that takes
+/// the body ends the verify as consumed and no submit key is pressed again
+/// (an agent that leaves the accepted line where its composer was would take a
+/// second Enter as a second prompt). Returns the judgement and its proof.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn submit_and_prove(
+    tmux: &mut dyn Tmux,
+    profile: &Profile,
+    pane: &str,
+    pl: &Plan,
+    before: &Screen,
+    server_key: &str,
+    timeout: Duration,
+    clock: &dyn Clock,
+) -> Result<(crate::core::verify::Judgement, crate::io::record::Proof)> {
+    let mark = crate::io::record::mark(profile, before.pid);
+    let hook_mark = crate::io::record::HookMark::new(server_key, pane);
+    let body = pl.typed_text();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let taken = std::sync::atomic::AtomicBool::new(false);
+    let (verified, early) = std::thread::scope(|s| {
+        let proving = mark.as_ref().ok().map(|m| {
+            let (stop, taken, body) = (&stop, &taken, &body);
+            s.spawn(move || {
+                let p = m.prove_unless(body, stop);
+                if crate::io::record::is_exact(p.matched) {
+                    taken.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+                p
+            })
+        });
+        let verified = submit(tmux, pane, pl, Guard::of(before).as_ref()).and_then(|pressed| {
+            if !pressed {
+                return Err(Error::PaneChanged(
+                    pane.to_string(),
+                    "it changed since the look before the submit key; nothing pressed".into(),
+                ));
+            }
+            let t = mark.is_ok().then_some(&taken);
+            verify_loop(tmux, profile, pane, pl, before, timeout, clock, None, t)
+        });
+        let wanted = matches!(&verified, Ok((j, _, _))
+            if matches!(j.receipt, ReceiptKind::Consumed | ReceiptKind::Unknown));
+        if !wanted {
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        (verified, proving.and_then(|h| h.join().ok()))
+    });
+    let (mut j, _, _) = verified?;
+    let proof = prove(&mark, &hook_mark, profile, pl, &mut j, early);
+    Ok((j, proof))
+}
+
 /// `--force`: no waiting, but never into a dead pane.
 fn forced_gate(tmux: &mut dyn Tmux, profile: &Profile, pane: &str) -> Result<GateResult> {
     let s = tmux.read(pane)?;

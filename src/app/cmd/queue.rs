@@ -9,7 +9,7 @@ use crate::core::error::{code, Error, Refused, Result};
 use crate::core::plan::{plan, sanitise, Body};
 use crate::core::profile::Profiles;
 use crate::core::verify::ReceiptKind;
-use crate::engine::deliver::{deliver_to, verify_loop, SendOpts, Shared};
+use crate::engine::deliver::{deliver_to, submit_and_prove, SendOpts, Shared};
 use crate::engine::gate::SystemClock;
 use crate::engine::observe::{observe, observe_at_launch};
 use crate::engine::queue::{self, Item, Phase};
@@ -858,22 +858,25 @@ fn recover(
         // Typed, maybe not submitted: the submit key, then verify.
         (Phase::Submitting, State::Draft, Some(true)) => {
             let pl = plan(item.body.as_bytes(), profile.capability())?;
-            let before = o.screen.clone();
-            tmux.send_key(&item.pane, &pl.submit().text)?;
             let clock = SystemClock::new();
-            let (j, _, _) = verify_loop(
+            // the record is watched beside the screen: once it holds the body,
+            // no submit key is pressed again
+            let (j, proof) = submit_and_prove(
                 &mut tmux,
                 profile,
                 &item.pane,
                 &pl,
-                &before,
+                &o.screen,
+                &key,
                 Duration::from_secs_f64(r.verify_timeout),
                 &clock,
-                None,
-                None,
             )?;
             if j.receipt == ReceiptKind::Consumed {
                 queue::remove(dir, &item.id)?;
+                Quiet.finish(&Finished::Json(&serde_json::json!({
+                    "time_ms": crate::io::tmux::now_ms() as u64, "pane": item.pane, "agent": agent,
+                    "queue_id": item.id, "receipt": "consumed", "proof": proof,
+                    "evidence": {"rule": "queue.recovered-submitted", "verify": j.evidence}})));
             } else {
                 save_phase(
                     dir,
