@@ -165,3 +165,47 @@ fn a_read_carries_attributes_and_they_decide_the_placeholder() {
         );
     }
 }
+
+/// How long an idle agent has held still, from tmux's own clock: tmux 3.8 keeps
+/// it per pane (`pane_last_output_time`), so a chatty neighbour in the same
+/// window does not hide it; before 3.8 only the window's activity is known, and
+/// the neighbour's output counts against the agent (the gate then watches).
+#[test]
+fn a_chatty_neighbour_hides_an_idle_agents_quiet_only_before_3_8() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (pane, transcript) = srv.fake("claude", &[]);
+    srv.wait_state(&pane, "ready", 10.0);
+    // alone in its window, an idle agent's quiet is known on every release
+    std::thread::sleep(std::time::Duration::from_millis(2600));
+    let quiet = |srv: &TmuxServer| {
+        let o = srv.pg(&["explain", "-t", &pane, "--json"]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let q = j.pointer("/screen/quiet_ms").and_then(|q| q.as_u64());
+        (q, j)
+    };
+    let (q, j) = quiet(&srv);
+    assert!(q.is_some_and(|q| q >= 1000), "{q:?} in {j}");
+    let o = srv.tmux(&[
+        "split-window",
+        "-d",
+        "-t",
+        &pane,
+        "sh",
+        "-c",
+        "while :; do date +%s%N; sleep 0.2; done",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::thread::sleep(std::time::Duration::from_millis(2600));
+    let (quiet, j) = quiet(&srv);
+    let v = tmux_version();
+    if v.contains("3.8") || v.contains("master") {
+        assert!(quiet.is_some_and(|q| q >= 1000), "{v}: {quiet:?} in {j}");
+    } else {
+        assert!(quiet.is_none_or(|q| q < 1000), "{v}: {quiet:?} in {j}");
+    }
+    // either way the send lands once
+    let o = srv.pg(&["send", "-t", &pane, "beside a chatty pane"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(prompts(&transcript), vec!["beside a chatty pane"]);
+}

@@ -372,7 +372,10 @@ pub fn message_literal(s: &str) -> String {
 /// `#{}` values, so a `%` in a title is left alone); both in whole seconds. Their
 /// difference tells the gate that an idle agent's screen has held still for
 /// seconds already, without watching it for the stability window.
-pub(crate) const READ_FORMAT: &str = "#{version}\t#{pane_id}\t#{cursor_x}\t#{cursor_y}\t#{cursor_flag}\t#{pane_width}\t#{pane_height}\t#{pane_in_mode}\t#{pane_dead}\t#{alternate_on}\t#{pane_pid}\t#{window_activity}\t%s\t#{bracket_paste_flag}\t#{pane_current_command}\t#{pane_title}";
+/// `#{pane_last_output_time}` (tmux 3.8; empty before, and before the pane's first
+/// output) is the same for this pane alone: a busy neighbour in a tiled window
+/// does not hide that this agent has been still.
+pub(crate) const READ_FORMAT: &str = "#{version}\t#{pane_id}\t#{cursor_x}\t#{cursor_y}\t#{cursor_flag}\t#{pane_width}\t#{pane_height}\t#{pane_in_mode}\t#{pane_dead}\t#{alternate_on}\t#{pane_pid}\t#{window_activity}\t%s\t#{pane_last_output_time}\t#{bracket_paste_flag}\t#{pane_current_command}\t#{pane_title}";
 
 /// Build a Screen from the output of `display -p READ_FORMAT` + `capture-pane -p`.
 /// `issued_ms`: when the read was asked for, by this machine's clock, if the
@@ -384,7 +387,7 @@ pub(crate) fn parse_read(
     now_ms: u128,
 ) -> Result<Screen> {
     let (head, grid) = out.split_once('\n').unwrap_or((out, ""));
-    let Some((release, f)) = split_fields(head, 15).filter(|(_, f)| !f[0].is_empty()) else {
+    let Some((release, f)) = split_fields(head, 16).filter(|(_, f)| !f[0].is_empty()) else {
         return Err(Error::NoPane(pane.to_string()));
     };
     let n = |s: &str| s.parse::<usize>().ok();
@@ -397,15 +400,22 @@ pub(crate) fn parse_read(
         dead: f[7] == "1",
         alternate_on: f[8] == "1",
         pid: f[9].parse().ok(),
-        quiet_ms: quiet_ms(&f[10], &f[11], issued_ms),
+        // the pane's own last output where tmux knows it (3.8), else its window's
+        quiet_ms: quiet_ms(
+            Some(f[12].trim())
+                .filter(|p| !p.is_empty() && *p != "0")
+                .unwrap_or(&f[10]),
+            &f[11],
+            issued_ms,
+        ),
         // empty before tmux 3.7, which has no such format
-        bracketed_paste: match f[12].as_str() {
+        bracketed_paste: match f[13].as_str() {
             "1" => Some(true),
             "0" => Some(false),
             _ => None,
         },
-        command: Some(normalise_command(&f[13])).filter(|c| !c.is_empty()),
-        title: Some(f[14].trim_end().to_string()),
+        command: Some(normalise_command(&f[14])).filter(|c| !c.is_empty()),
+        title: Some(f[15].trim_end().to_string()),
         tmux_version: Some(release.name),
         taken_at_ms: now_ms,
         ..Screen::default()
@@ -540,7 +550,7 @@ mod tests {
     #[test]
     fn batched_reads_split_per_pane() {
         let head = |p: &str| {
-            format!("{READ_MARK}3.3a\t{p}\t0\t0\t1\t10\t2\t0\t0\t0\t9\t100\t105\t\tbash\tt\n")
+            format!("{READ_MARK}3.3a\t{p}\t0\t0\t1\t10\t2\t0\t0\t0\t9\t100\t105\t\t\tbash\tt\n")
         };
         let out = format!("{}a\nb\n{}c\n", head("%1"), head("%2"));
         let panes = vec!["%1".to_string(), "%2".to_string()];
@@ -569,7 +579,7 @@ mod tests {
 
     #[test]
     fn a_guard_is_what_the_look_saw() {
-        let out = "3.3a\t%1\t2\t3\t1\t80\t24\t0\t0\t1\t42\t\t\t\tnode\tt\nrow\n";
+        let out = "3.3a\t%1\t2\t3\t1\t80\t24\t0\t0\t1\t42\t\t\t\t\tnode\tt\nrow\n";
         let s = parse_read("%1", out, None, 0).unwrap();
         let g = Guard::of(&s).unwrap();
         assert_eq!(
@@ -599,7 +609,7 @@ mod tests {
 
     #[test]
     fn parses_a_read() {
-        let out = "3.3a\t%1\t2\t3\t1\t80\t4\t0\t0\t1\t42\t1000\t1000\t\t/usr/bin/node\tt %s \tx  \nrow0\nrow1  \n";
+        let out = "3.3a\t%1\t2\t3\t1\t80\t4\t0\t0\t1\t42\t1000\t1000\t\t\t/usr/bin/node\tt %s \tx  \nrow0\nrow1  \n";
         let s = parse_read("%1", out, None, 7).unwrap();
         assert_eq!(s.cursor, Some((2, 3)));
         assert_eq!(s.rows, vec!["row0", "row1", "", ""]);
@@ -609,9 +619,16 @@ mod tests {
         assert_eq!(s.bracketed_paste, None);
         assert_eq!(s.tmux_version.as_deref(), Some("3.3a"));
         assert_eq!(s.quiet_ms, None);
+        // tmux 3.8: the pane's own last output, not its window's (a busy
+        // neighbour in the window moved window_activity to 1000)
+        let out = "next-3.8\t%1\t2\t3\t1\t80\t4\t0\t0\t1\t42\t1000\t1000\t996\t\tnode\tt\nrow0\n";
+        assert_eq!(parse_read("%1", out, None, 7).unwrap().quiet_ms, Some(3000));
+        // no output yet from this pane (empty, or 0): the window's
+        let out = out.replace("\t996\t", "\t0\t");
+        assert_eq!(parse_read("%1", &out, None, 7).unwrap().quiet_ms, None);
         assert!(parse_read("%1", "\n", None, 0).is_err());
         // a NO-BREAK SPACE is content (Claude's input box), not trailing blank
-        let out = "3.3a\t%1\t2\t0\t0\t10\t1\t0\t0\t0\t1\t\t\t\tclaude\t\n\u{276f}\u{a0}  \n";
+        let out = "3.3a\t%1\t2\t0\t0\t10\t1\t0\t0\t0\t1\t\t\t\t\tclaude\t\n\u{276f}\u{a0}  \n";
         assert_eq!(
             parse_read("%1", out, None, 0).unwrap().rows,
             vec!["\u{276f}\u{a0}"]
