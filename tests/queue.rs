@@ -189,7 +189,10 @@ fn a_killed_watchers_typed_body_is_submitted_once_with_the_records_proof() {
         .rfind(|r| r["queue_id"] == id.as_str())
         .unwrap_or_else(|| panic!("no log line for {id} in {log}"));
     assert_eq!(rec["receipt"], "consumed", "{rec}");
-    assert_eq!(rec["evidence"]["rule"], "queue.recovered-submitted", "{rec}");
+    assert_eq!(
+        rec["evidence"]["rule"], "queue.recovered-submitted",
+        "{rec}"
+    );
     assert_eq!(rec["proof"]["match"], "exact", "{rec}");
 }
 
