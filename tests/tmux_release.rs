@@ -173,19 +173,10 @@ fn a_read_carries_attributes_and_they_decide_the_placeholder() {
 #[test]
 fn a_chatty_neighbour_hides_an_idle_agents_quiet_only_before_3_8() {
     let srv = TmuxServer::new(120, 40, &[]);
+    let (alone, _) = srv.fake("claude", &[]);
     let (pane, transcript) = srv.fake("claude", &[]);
+    srv.wait_state(&alone, "ready", 10.0);
     srv.wait_state(&pane, "ready", 10.0);
-    // alone in its window, an idle agent's quiet is known on every release
-    std::thread::sleep(std::time::Duration::from_millis(2600));
-    let quiet = |srv: &TmuxServer| {
-        let o = srv.pg(&["explain", "-t", &pane, "--json"]);
-        assert_eq!(code(&o), 0, "{}", stderr(&o));
-        let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        let q = j.pointer("/screen/quiet_ms").and_then(|q| q.as_u64());
-        (q, j)
-    };
-    let (q, j) = quiet(&srv);
-    assert!(q.is_some_and(|q| q >= 1000), "{q:?} in {j}");
     let o = srv.tmux(&[
         "split-window",
         "-d",
@@ -197,12 +188,22 @@ fn a_chatty_neighbour_hides_an_idle_agents_quiet_only_before_3_8() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     std::thread::sleep(std::time::Duration::from_millis(2600));
-    let (quiet, j) = quiet(&srv);
+    let quiet = |p: &str| {
+        let o = srv.pg(&["explain", "-t", p, "--json"]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let q = j.pointer("/screen/quiet_ms").and_then(|q| q.as_u64());
+        (q, j)
+    };
+    // alone in its window, an idle agent's quiet is known on every release
+    let (q, j) = quiet(&alone);
+    assert!(q.is_some_and(|q| q >= 1000), "{q:?} in {j}");
+    let (q, j) = quiet(&pane);
     let v = tmux_version();
     if v.contains("3.8") || v.contains("master") {
-        assert!(quiet.is_some_and(|q| q >= 1000), "{v}: {quiet:?} in {j}");
+        assert!(q.is_some_and(|q| q >= 1000), "{v}: {q:?} in {j}");
     } else {
-        assert!(quiet.is_none_or(|q| q < 1000), "{v}: {quiet:?} in {j}");
+        assert!(q.is_none_or(|q| q < 1000), "{v}: {q:?} in {j}");
     }
     // either way the send lands once
     let o = srv.pg(&["send", "-t", &pane, "beside a chatty pane"]);
