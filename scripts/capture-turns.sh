@@ -11,7 +11,18 @@
 #   Release: PROMPTGATE_REAL_RELEASE=newest|previous and the *_VERSION overrides, as scripts/real-agents.sh.
 #   Names:   fixtures/<agent>/v<release>-41-model-streaming-<size>, -42-model-finished-turn-, -43-model-failed-400-,
 #            -40-model-<tool>-permission- (tool: bash, exec, shell); an existing fixture is left as it is
-#            (FORCE=1 replaces it). ONLY=41,42,43,40 takes some of them.
+#            (FORCE=1 replaces it). ONLY=41,42,43,40 (the default) takes some of them.
+#   Not in the default, asked for by ONLY (e.g. ONLY=44,45):
+#     44  -44-model-retry-<429|500>-: a turn the model fails with HTTP 429 (claude) or 500 (the others;
+#         RETRY_STATUS= overrides) and the agent retries: its retry screen, `busy` (the first screen naming
+#         a retry or reconnect, else the screen ~15 s in: an agent that retries under its unchanged spinner).
+#         The agent is started to retry: claude CLAUDE_CODE_MAX_RETRIES=4 (else 0), gemini GEMINI_FAST_FAIL=0,
+#         codex `-c model_providers.mock.{request,stream}_max_retries=4,5` (real-agents.sh seeds 1: no retry screen).
+#         Taken last at each size (the retrying agent is then stopped).
+#     45  -45-model-queued-prompt-: a second prompt typed during a streamed reply and queued the way a
+#         person queues it in that agent (claude, gemini, qwen 0.15.x, copilot, opencode, kilo: Enter;
+#         codex: Tab, Enter steers; qwen 0.24.x: Ctrl+Q, Enter steers; QUEUE_KEY= overrides, QUEUE_KEY=none
+#         skips): `busy`. An agent without a queue is skipped with a note on stderr.
 #   Each size starts the agent at that size (a screen drawn at its size, not resized), and stops it after.
 #   PROMPTGATE (default target/debug/promptgate) does the reading and the sends.
 #
@@ -93,9 +104,37 @@ keep() {
 	fi
 }
 
+# 44: the HTTP status the agent retries on, and what makes it retry at all
+retry_status=${RETRY_STATUS:-500}
+[[ $agent != claude ]] || retry_status=${RETRY_STATUS:-429}
+start_env=()
+if [[ $only == *44* ]]; then
+	case $agent in
+	claude) start_env=(AGENT_ENV="${AGENT_ENV:+$AGENT_ENV }CLAUDE_CODE_MAX_RETRIES=4") ;; # real-agents.sh sets 0
+	gemini) start_env=(GEMINI_FAST_FAIL=0) ;;                                               # else maxAttempts 1
+	# real-agents.sh seeds one retry (a 500 fails in ~1 s, no retry screen): codex's defaults again
+	codex) start_env=(AGENT_ARGS="${AGENT_ARGS:+$AGENT_ARGS }-c model_providers.mock.request_max_retries=4 -c model_providers.mock.stream_max_retries=5") ;;
+	esac
+fi
+# 45: the key that queues a prompt typed while the agent works (empty: the agent has no queue)
+queue_key() {
+	if [[ -n ${QUEUE_KEY:-} ]]; then
+		[[ $QUEUE_KEY == none ]] || echo "$QUEUE_KEY"
+		return
+	fi
+	case $agent in
+	codex) echo Tab ;; # Enter steers the running turn
+	qwen) if [[ $1 == 0.1[0-9].* ]]; then echo Enter; else echo C-q; fi ;; # 0.24: `Enter to steer · Ctrl+Q to queue`
+	aider) ;; # not run here (aider skipped): left out until its queueing is looked at
+	*) echo Enter ;;
+	esac
+}
+# a screen naming a retry (the prompts sent here name none)
+shows_retry() { screen | grep -qiE 'retry|retrying|reconnect|attempt [0-9]'; }
+
 for size in "${sizes[@]}"; do
 	W=${size%x*} H=${size#*x}
-	info=$("$ROOT/scripts/real-agents.sh" start "$agent" ready "$W" "$H")
+	info=$(env "${start_env[@]}" "$ROOT/scripts/real-agents.sh" start "$agent" ready "$W" "$H")
 	sock=$(sed -n 's/^socket=//p' <<<"$info")
 	pane=$(sed -n 's/^pane=//p' <<<"$info")
 	project=$(sed -n 's/^project=//p' <<<"$info")
@@ -135,6 +174,34 @@ for size in "${sizes[@]}"; do
 			"scripted model: a shell tool call \`rm -r pg-marker\`: the agent's approval dialog"
 		tmux -L "$sock" send-keys -t "$pane" Escape
 		[[ -d $project/pg-marker ]] || echo "capture-turns: warning: the marker is gone: the command ran" >&2
+	fi
+	if [[ $only == *45* ]]; then
+		qkey=$(queue_key "$ver")
+		if [[ -z $qkey ]]; then
+			echo "capture-turns: $agent $ver has no prompt queue: 45 skipped" >&2
+		else
+			send "pg-stream-long: tell me a long story"
+			wait_for 6 shows PG-STREAM-BEGIN || true
+			sleep 1
+			# typed as a person would, then the agent's queue key
+			tmux -L "$sock" send-keys -t "$pane" -l "pg-quick queued second prompt"
+			sleep 0.5
+			tmux -L "$sock" send-keys -t "$pane" "$qkey"
+			sleep 1.5
+			keep "v$ver-45-model-queued-prompt-$size" busy \
+				"scripted reply streaming; a second prompt typed + $qkey: queued while the agent works"
+			# the stream, then the queued prompt's turn
+			wait_for 60 ready_and_shows PG-STREAM-END || true
+			sleep 3
+			wait_for 30 is_state ready || true
+		fi
+	fi
+	if [[ $only == *44* ]]; then
+		send "pg-fail-$retry_status: a request the model fails"
+		wait_for 15 shows_retry || true
+		sleep 1
+		keep "v$ver-44-model-retry-$retry_status-$size" busy \
+			"the scripted model answers HTTP $retry_status: the agent retries the request"
 	fi
 	"$ROOT/scripts/real-agents.sh" stop "$sock" >/dev/null
 	sock=

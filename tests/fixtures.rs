@@ -70,3 +70,47 @@ fn no_fixture_is_taken_for_another_agent_by_its_screen() {
     let qwen = manifest.lines().filter(|l| l.contains("\tqwen\t")).count();
     assert!(qwen >= 20, "{qwen} qwen captures");
 }
+
+/// A prompt the agent parked while it works (`-45-model-queued-prompt-`, typed
+/// and submitted during a streamed reply) is judged `queued` after the submit
+/// key, against the agent's own streaming screen of the same release and size
+/// (no queue yet) as the look before it: the receipt never says `consumed` for
+/// a prompt that has not reached the model.
+#[test]
+fn every_queued_prompt_capture_gets_the_queued_receipt() {
+    use promptgate::core::verify::{judge, ReceiptKind};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let manifest = std::fs::read_to_string(root.join("manifest.tsv")).unwrap();
+    let profiles = Profiles::builtin();
+    let load = |f: &str| promptgate::io::capture::load(&root.join(format!("{f}.txt")), None);
+    let (mut failures, mut n) = (Vec::new(), 0);
+    for line in manifest.lines().skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let (file, agent) = (cols[0], cols.get(1).copied().unwrap_or(""));
+        if !file.contains("-45-model-queued-prompt-") {
+            continue;
+        }
+        n += 1;
+        let before = file.replace("-45-model-queued-prompt-", "-41-model-streaming-");
+        let (Ok(after), Ok(before)) = (load(file), load(&before)) else {
+            failures.push(format!("{file}: no streaming capture of that release and size"));
+            continue;
+        };
+        let j = judge(
+            profiles.get(agent).unwrap(),
+            "pg-quick queued second prompt",
+            &before,
+            &after,
+        );
+        if j.receipt != ReceiptKind::Queued {
+            failures.push(format!("{file}: {} ({})", j.receipt, j.evidence.rule));
+        }
+    }
+    assert!(n >= 10, "only {n} queued-prompt captures");
+    assert!(
+        failures.is_empty(),
+        "{} of {n} not queued:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
