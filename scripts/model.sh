@@ -47,6 +47,13 @@
 #   pg-tool-fetch    gemini `web_fetch` of https://example.com/pg-fetch; pg-claude-fetch: claude `WebFetch` (a
 #                    deferred tool, not in the request's tool list: matched on the prompt alone)
 #                    (these come after the fixtures above: a rejected call's prompt stays in the next request)
+#   pg-mcp-prefixed  a call of the MCP tool `mcp__promptgate__list_agents` (claude, qwen; codex through the relay of
+#                    scripts/capture-dialogs.sh), matched on the prompt alone (a deferred tool); pg-mcp-gemini:
+#                    `mcp_promptgate_list_agents`; pg-mcp-opencode: `promptgate_list_agents` (opencode, kilo);
+#                    pg-mcp-copilot: `promptgate-list_agents`; after the tool ran (or was refused): `PG-TOOL-DONE`
+#   pg-qwen-write    qwen `write_file` of /tmp/pg-dialogs-qwen/pg-written.txt (it takes absolute paths only);
+#                    pg-qwen-fetch: qwen `web_fetch` (deferred on 0.24.4); pg-oc-write, pg-oc-fetch: opencode's and
+#                    kilo's `write` of pg-written.txt and `webfetch` of https://example.com/pg-fetch
 #   anything else    `PG-OK` at once
 #
 # Errors go to stderr as `model: error: ...` and exit with status 1 (2 for usage errors).
