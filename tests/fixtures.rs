@@ -93,7 +93,9 @@ fn every_queued_prompt_capture_gets_the_queued_receipt() {
         n += 1;
         let before = file.replace("-45-model-queued-prompt-", "-41-model-streaming-");
         let (Ok(after), Ok(before)) = (load(file), load(&before)) else {
-            failures.push(format!("{file}: no streaming capture of that release and size"));
+            failures.push(format!(
+                "{file}: no streaming capture of that release and size"
+            ));
             continue;
         };
         let j = judge(
