@@ -95,6 +95,30 @@ fn killed_watcher_never_loses_or_repeats_a_prompt() {
     );
 }
 
+/// Queue `body` for `pane` and leave its item as a killed watcher would have:
+/// at `phase`, with the record's mark from before anything was typed (no
+/// record file yet: every file is new). Returns the item's id and file.
+fn add_as_killed(
+    srv: &TmuxServer,
+    qdir: &std::path::Path,
+    pane: &str,
+    body: &str,
+    phase: &str,
+) -> (String, std::path::PathBuf) {
+    let o = queue_cmd(srv, qdir, &["add", "-t", pane, body])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let id = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    let file = qdir.join(format!("{id}.json"));
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    v["phase"] = phase.into();
+    v["record_mark"] = serde_json::json!({"sizes": {}, "complete": true});
+    std::fs::write(&file, v.to_string()).unwrap();
+    (id, file)
+}
+
 /// A watcher killed after the agent took its prompt, before it could journal
 /// the receipt: the item still says `typing` and the composer is empty (as when
 /// nothing was typed). The agent's record, as of the mark journalled with the
@@ -107,22 +131,7 @@ fn a_killed_watchers_item_the_record_holds_is_never_typed_again() {
     for like in ["claude", "gemini"] {
         let (pane, transcript) = srv.fake(like, &["--records", "--busy-ms", "100"]);
         srv.wait_state(&pane, "ready", 15.0);
-        let add = |body: &str| -> std::path::PathBuf {
-            let o = queue_cmd(&srv, &qdir, &["add", "-t", &pane, body])
-                .output()
-                .unwrap();
-            assert_eq!(code(&o), 0, "{}", stderr(&o));
-            let id = String::from_utf8_lossy(&o.stdout).trim().to_string();
-            let file = qdir.join(format!("{id}.json"));
-            // as the killed watcher left it: typing, with the record's mark
-            // from before (no record file yet: every file is new)
-            let mut v: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-            v["phase"] = "typing".into();
-            v["record_mark"] = serde_json::json!({"sizes": {}, "complete": true});
-            std::fs::write(&file, v.to_string()).unwrap();
-            file
-        };
+        let add = |body: &str| add_as_killed(&srv, &qdir, &pane, body, "typing").1;
         let taken = format!("{like}: taken before the watcher died");
         let file = add(&taken);
         // the dead watcher's typing and Enter, which the agent took and recorded
@@ -163,17 +172,7 @@ fn a_killed_watchers_typed_body_is_submitted_once_with_the_records_proof() {
     let (pane, transcript) = srv.fake("claude", &["--records", "--busy-ms", "100"]);
     srv.wait_state(&pane, "ready", 15.0);
     let body = "typed by the watcher that died before its Enter";
-    let o = queue_cmd(&srv, &qdir, &["add", "-t", &pane, body])
-        .output()
-        .unwrap();
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let id = String::from_utf8_lossy(&o.stdout).trim().to_string();
-    let file = qdir.join(format!("{id}.json"));
-    let mut v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    v["phase"] = "submitting".into();
-    v["record_mark"] = serde_json::json!({"sizes": {}, "complete": true});
-    std::fs::write(&file, v.to_string()).unwrap();
+    let (id, file) = add_as_killed(&srv, &qdir, &pane, body, "submitting");
     // the dead watcher's typing, without its Enter
     srv.tmux(&["send-keys", "-t", &pane, "-l", body]);
     srv.wait_state(&pane, "draft", 10.0);
