@@ -34,6 +34,9 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+CAPTURE_NAME=capture-dialogs
+# shellcheck source=scripts/capture-lib.sh
+. "$ROOT/scripts/capture-lib.sh"
 PG=${PROMPTGATE:-$ROOT/target/debug/promptgate}
 agent=${1:?usage: capture-dialogs.sh AGENT [SIZE...]}
 shift
@@ -173,20 +176,6 @@ copilot)
 esac
 export AGENT_ENV=$agent_env AGENT_ARGS=$agent_args
 
-state() { "$PG" -L "$sock" state -t "$pane" 2>/dev/null | cut -f3; }
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		((SECONDS < end)) || return 1
-		sleep 0.2
-	done
-}
-is_state() { [[ $(state) == "$1" ]]; }
-send() {
-	"$PG" -L "$sock" send -t "$pane" --wait-busy --timeout 90 -- "$1" >/dev/null ||
-		echo "capture-dialogs: warning: the send of '$1' exited $?" >&2
-}
 # close the dialog: Escape (kilo: Escape does not close its prompt; Right Right Enter picks Reject, then
 # Escape leaves the `Reject permission` input), then wait for the composer
 close_dialog() {
@@ -223,7 +212,7 @@ take() {
 	# prompt: the agent ran the tool unasked, or never had it
 	if [[ $got != dialog:permission ]] && tmux -L "$sock" capture-pane -p -t "$pane" |
 		awk -v p="${prompt%%:*}" 'index($0, p) { seen = 1; hit = 0 } seen && /PG-OK|PG-TOOL-DONE/ { hit = 1 } END { exit !hit }'; then
-		echo "$name $got NO-DIALOG" | tee /dev/stderr
+		say "$name $got NO-DIALOG"
 		tmux -L "$sock" capture-pane -p -t "$pane" | tail -n 25 >&2
 		misread=1
 		return
@@ -233,7 +222,7 @@ take() {
 	if [[ $got == dialog:permission ]]; then
 		echo "$name $got kept"
 	else
-		echo "$name $got MISREAD (expected dialog:permission)" | tee /dev/stderr
+		say "$name $got MISREAD (expected dialog:permission)"
 		misread=1
 	fi
 	close_dialog

@@ -31,6 +31,9 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+CAPTURE_NAME=capture-turns
+# shellcheck source=scripts/capture-lib.sh
+. "$ROOT/scripts/capture-lib.sh"
 PG=${PROMPTGATE:-$ROOT/target/debug/promptgate}
 agent=${1:?usage: capture-turns.sh AGENT [SIZE...]}
 shift
@@ -66,24 +69,7 @@ trap cleanup EXIT
 eval "$("$ROOT/scripts/model.sh" start | sed -n 's/^\(port\|pid\|url\)=/model_\1=/p')"
 export MODEL_URL=$model_url
 
-state() { "$PG" -L "$sock" state -t "$pane" 2>/dev/null | cut -f3; }
-screen() { tmux -L "$sock" capture-pane -p -t "$pane"; }
-# wait_for SECONDS TEST...: poll until the command succeeds
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		((SECONDS < end)) || return 1
-		sleep 0.2
-	done
-}
-is_state() { [[ $(state) == "$1" ]]; }
-shows() { screen | grep -q -- "$1"; }
 ready_and_shows() { is_state ready && shows "$1"; }
-send() {
-	"$PG" -L "$sock" send -t "$pane" --wait-busy --timeout 90 -- "$1" >/dev/null ||
-		echo "capture-turns: warning: the send of '$1' exited $?" >&2
-}
 
 misread=0
 # keep NAME EXPECTED NOTE
@@ -99,7 +85,7 @@ keep() {
 	if [[ $got == "$want" ]]; then
 		echo "$name $got kept"
 	else
-		echo "$name $got MISREAD (expected $want)" | tee /dev/stderr
+		say "$name $got MISREAD (expected $want)"
 		misread=1
 	fi
 }
