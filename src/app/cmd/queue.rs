@@ -297,10 +297,14 @@ fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> R
         panes: Default::default(),
         done: tx,
     };
-    loop {
+    // the lines of the answers kept since the last look
+    let drain = || -> Result<()> {
         for ev in answered.try_iter() {
             out(&ev.line())?;
         }
+        Ok(())
+    };
+    loop {
         let items = mine()?;
         if first {
             first = false;
@@ -340,7 +344,13 @@ fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> R
             .iter()
             .filter(|i| i.phase != Phase::Held && !asks.waiting(&i.pane))
             .collect();
+        // each answer kept before a pane was seen free is said before that
+        // pane's next prompt is delivered (the line is sent before the pane is
+        // freed)
+        drain()?;
         if live.is_empty() && r.once && !asks.any() {
+            // (an answer kept since the drain above is said too)
+            drain()?;
             return once_done(&mine()?, &why, delivered, &spec);
         }
         let steps: Vec<(bool, Option<Event>)> = std::thread::scope(|s| {
@@ -371,11 +381,13 @@ fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> R
             && r.max_secs
                 .is_none_or(|m| start.elapsed() >= Duration::from_secs_f64(m))
         {
+            drain()?;
             return once_done(&mine()?, &why, delivered, &spec);
         }
         if r.max_secs
             .is_some_and(|m| start.elapsed() >= Duration::from_secs_f64(m))
         {
+            drain()?;
             return Ok(0);
         }
         if progress == 0 {
@@ -759,10 +771,12 @@ fn keep_answer(
         if let Err(e) = queue::save_answer(&dir, &kept) {
             eprintln!("promptgate: queue {}: cannot keep its answer: {e}", item.id);
         }
+        // the line first, then the pane freed: a watcher that sees the pane
+        // free finds the answer's line already waiting to be printed
+        let _ = asks.done.send(Event::new(&item, what, what.into(), detail));
         if let Ok(mut p) = asks.panes.lock() {
             p.remove(&item.pane);
         }
-        let _ = asks.done.send(Event::new(&item, what, what.into(), detail));
     });
 }
 
