@@ -1278,8 +1278,20 @@ fn offline_expected_in_record(agent: &str, body: &str) -> String {
 
 /// End the agent's running offline turn, if one runs, so that the next send sees `ready`.
 fn end_offline_turn(a: &mut Agent) {
+    // ready, and still ready a moment later: OpenCode and Kilo retry a turn that
+    // cannot reach the model, and their retry row can look idle between attempts
+    let settled = |a: &mut Agent| {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_millis(1500) {
+            if a.state().0 != "ready" {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        true
+    };
     let st = a.wait_for("busy or ready", 20.0, |st, _| st == "busy" || st == "ready");
-    if st == "ready" {
+    if st == "ready" && settled(a) {
         return;
     }
     let keys: &[&str] = if a.name == "copilot" {
@@ -1287,7 +1299,7 @@ fn end_offline_turn(a: &mut Agent) {
     } else {
         &["Escape", "Escape"]
     };
-    for _ in 0..2 {
+    for _ in 0..4 {
         for k in keys {
             a.key(k);
             std::thread::sleep(Duration::from_millis(300));
@@ -1295,7 +1307,10 @@ fn end_offline_turn(a: &mut Agent) {
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(5) {
             if a.state().0 == "ready" {
-                return;
+                if settled(a) {
+                    return;
+                }
+                break;
             }
             std::thread::sleep(Duration::from_millis(100));
         }
