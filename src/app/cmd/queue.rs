@@ -785,6 +785,27 @@ fn keep_answer(
 /// to be this agent's still gets the proof's own grace (3 s) before "absent".
 const RECOVERY_RECORD_WAIT: Duration = Duration::from_millis(500);
 
+/// A recovered item the agent took: off the queue, and into the delivery log
+/// as `consumed` with its evidence (and the record's proof, where one was read).
+fn recovered_consumed(
+    dir: &Path,
+    item: &Item,
+    agent: &str,
+    proof: Option<&crate::io::record::Proof>,
+    evidence: serde_json::Value,
+) -> Result<()> {
+    queue::remove(dir, &item.id)?;
+    let mut rec = serde_json::json!({
+        "time_ms": crate::io::tmux::now_ms() as u64, "pane": item.pane, "agent": agent,
+        "queue_id": item.id, "receipt": "consumed"});
+    if let Some(p) = proof {
+        rec["proof"] = serde_json::json!(p);
+    }
+    rec["evidence"] = evidence;
+    Quiet.finish(&Finished::Json(&rec));
+    Ok(())
+}
+
 /// Resume an item the last watcher left mid-way, by the agent's record and
 /// what the pane shows.
 fn recover(
@@ -821,11 +842,8 @@ fn recover(
             .ok()
             .filter(|p| crate::io::record::is_exact(p.matched))
         {
-            queue::remove(dir, &item.id)?;
-            Quiet.finish(&Finished::Json(&serde_json::json!({
-                "time_ms": crate::io::tmux::now_ms() as u64, "pane": item.pane, "agent": agent,
-                "queue_id": item.id, "receipt": "consumed", "proof": p,
-                "evidence": {"rule": "queue.recovered-record-holds-body"}})));
+            let evidence = serde_json::json!({"rule": "queue.recovered-record-holds-body"});
+            recovered_consumed(dir, item, &agent, Some(&p), evidence)?;
             return Ok(true);
         }
     }
@@ -857,10 +875,8 @@ fn recover(
         (Phase::Submitting, State::Ready | State::Busy, None | Some(false))
             if o.verdict.composer.as_ref().is_none_or(|c| c.empty) =>
         {
-            queue::remove(dir, &item.id)?;
-            Quiet.finish(&Finished::Json(
-                &serde_json::json!({"time_ms": crate::io::tmux::now_ms() as u64, "pane": item.pane, "agent": agent, "queue_id": item.id, "receipt": "consumed", "evidence": {"rule": "queue.recovered-composer-empty"}}),
-            ));
+            let evidence = serde_json::json!({"rule": "queue.recovered-composer-empty"});
+            recovered_consumed(dir, item, &agent, None, evidence)?;
             Ok(true)
         }
         // Our body sits in the composer, never submitted: clear it and type again.
@@ -886,11 +902,9 @@ fn recover(
                 &clock,
             )?;
             if j.receipt == ReceiptKind::Consumed {
-                queue::remove(dir, &item.id)?;
-                Quiet.finish(&Finished::Json(&serde_json::json!({
-                    "time_ms": crate::io::tmux::now_ms() as u64, "pane": item.pane, "agent": agent,
-                    "queue_id": item.id, "receipt": "consumed", "proof": proof,
-                    "evidence": {"rule": "queue.recovered-submitted", "verify": j.evidence}})));
+                let evidence =
+                    serde_json::json!({"rule": "queue.recovered-submitted", "verify": j.evidence});
+                recovered_consumed(dir, item, &agent, Some(&proof), evidence)?;
             } else {
                 save_phase(
                     dir,
