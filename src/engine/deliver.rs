@@ -441,37 +441,30 @@ impl Delivery<'_> {
             sink.marked(&m.saved());
         }
         let hook_mark = crate::io::record::HookMark::new(&prep.server_key, &pane);
-        // the record's proof waits from the submit key on, in a thread of its
-        // own, while the screen is verified (it was one after the other)
+        // the record's proof waits from the submit key on (the body comes
+        // when it is pressed), in a thread of its own, while the screen is
+        // verified (it was one after the other)
         let (tx, rx) = std::sync::mpsc::channel::<String>();
-        let stop = std::sync::atomic::AtomicBool::new(false);
         let taken = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let (attempt, early) = std::thread::scope(|s| {
-            let proving = mark.as_ref().ok().map(|m| {
-                let (stop, taken) = (&stop, taken.clone());
-                s.spawn(move || {
-                    let body = rx.recv().ok()?;
-                    let p = m.prove_unless(&body, stop);
-                    if crate::io::record::is_exact(p.matched) {
-                        taken.store(true, std::sync::atomic::Ordering::SeqCst);
-                    }
-                    Some(p)
-                })
-            });
-            prep.submitted = Some(tx);
-            // only a record that is looked at can say so
-            prep.taken = mark.is_ok().then(|| taken.clone());
-            let attempt = self.gate_and_type(tmux, clock, profile, &pane, &mut prep, sink);
-            prep.submitted = None;
-            // a receipt the record cannot change needs no proof: stop waiting
-            let wanted = matches!(&attempt, Ok(Attempt { run: Some(Ok(d)), .. })
-                if matches!(d.judgement.receipt, ReceiptKind::Consumed | ReceiptKind::Unknown));
-            if !wanted {
-                stop.store(true, std::sync::atomic::Ordering::SeqCst);
-            }
-            let early = proving.and_then(|h| h.join().ok().flatten());
-            (attempt, early)
-        });
+        let (attempt, early) = prove_beside(
+            &mark,
+            move || rx.recv().ok(),
+            &taken,
+            || {
+                prep.submitted = Some(tx);
+                // only a record that is looked at can say so
+                prep.taken = mark.is_ok().then(|| taken.clone());
+                let attempt = self.gate_and_type(tmux, clock, profile, &pane, &mut prep, sink);
+                prep.submitted = None;
+                attempt
+            },
+            |attempt| match attempt {
+                Ok(Attempt {
+                    run: Some(Ok(d)), ..
+                }) => Some(d.judgement.receipt),
+                _ => None,
+            },
+        );
         let attempt = match attempt {
             Ok(a) => a,
             Err(e) => return Outcome::failed(&pane, e),
@@ -764,6 +757,45 @@ fn prove(
     proof
 }
 
+/// Run `work` (the typing, the submit key and the screen's verify) while the
+/// agent's record is watched for the body in a thread of its own: the body
+/// comes from `body` (when the submit key is pressed, or at once), and a record
+/// that holds it sets `taken`, which keeps the verify from pressing submit
+/// again. Once `work` is done, a receipt the record cannot change (`receipt`
+/// says which it came to: anything but `consumed` or `unknown`) stops the
+/// wait. Returns what `work` returned and the proof found beside it.
+fn prove_beside<T>(
+    mark: &std::result::Result<crate::io::record::Mark, String>,
+    body: impl FnOnce() -> Option<String> + Send,
+    taken: &std::sync::atomic::AtomicBool,
+    work: impl FnOnce() -> T,
+    receipt: impl FnOnce(&T) -> Option<ReceiptKind>,
+) -> (T, Option<crate::io::record::Proof>) {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let proving = mark.as_ref().ok().map(|m| {
+            let stop = &stop;
+            s.spawn(move || {
+                let body = body()?;
+                let p = m.prove_unless(&body, stop);
+                if crate::io::record::is_exact(p.matched) {
+                    taken.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+                Some(p)
+            })
+        });
+        let out = work();
+        if !matches!(
+            receipt(&out),
+            Some(ReceiptKind::Consumed | ReceiptKind::Unknown)
+        ) {
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        let early = proving.and_then(|h| h.join().ok().flatten());
+        (out, early)
+    })
+}
+
 /// Press the submit key of a body already typed (a queue item a killed watcher
 /// left in the composer), then verify as a send does: the agent's record is
 /// marked before the key and watched beside the screen, so a record that takes
@@ -783,21 +815,14 @@ pub(crate) fn submit_and_prove(
 ) -> Result<(crate::core::verify::Judgement, crate::io::record::Proof)> {
     let mark = crate::io::record::mark(profile, before.pid);
     let hook_mark = crate::io::record::HookMark::new(server_key, pane);
-    let body = pl.typed_text();
-    let stop = std::sync::atomic::AtomicBool::new(false);
     let taken = std::sync::atomic::AtomicBool::new(false);
-    let (verified, early) = std::thread::scope(|s| {
-        let proving = mark.as_ref().ok().map(|m| {
-            let (stop, taken, body) = (&stop, &taken, &body);
-            s.spawn(move || {
-                let p = m.prove_unless(body, stop);
-                if crate::io::record::is_exact(p.matched) {
-                    taken.store(true, std::sync::atomic::Ordering::SeqCst);
-                }
-                p
-            })
-        });
-        let verified = submit(tmux, pane, pl, Guard::of(before).as_ref()).and_then(|pressed| {
+    let body = pl.typed_text();
+    let (verified, early) = prove_beside(
+        &mark,
+        move || Some(body),
+        &taken,
+        || {
+            let pressed = submit(tmux, pane, pl, Guard::of(before).as_ref())?;
             if !pressed {
                 return Err(Error::PaneChanged(
                     pane.to_string(),
@@ -806,14 +831,9 @@ pub(crate) fn submit_and_prove(
             }
             let t = mark.is_ok().then_some(&taken);
             verify_loop(tmux, profile, pane, pl, before, timeout, clock, None, t)
-        });
-        let wanted = matches!(&verified, Ok((j, _, _))
-            if matches!(j.receipt, ReceiptKind::Consumed | ReceiptKind::Unknown));
-        if !wanted {
-            stop.store(true, std::sync::atomic::Ordering::SeqCst);
-        }
-        (verified, proving.and_then(|h| h.join().ok()))
-    });
+        },
+        |verified| verified.as_ref().ok().map(|(j, _, _)| j.receipt),
+    );
     let (mut j, _, _) = verified?;
     let proof = prove(&mark, &hook_mark, profile, pl, &mut j, early);
     Ok((j, proof))
