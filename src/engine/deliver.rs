@@ -1123,6 +1123,14 @@ impl Job<'_> {
 /// the body (the dialog then belongs to the turn the prompt started).
 const RECORD_AFTER_DIALOG: Duration = Duration::from_millis(1500);
 
+/// How long a prompt submitted while the agent was busy (a forced send) is
+/// watched for the agent's queue marker before the screen's "consumed" is
+/// believed: the agent was busy before the submit, so busy after it says
+/// nothing, and Copilot, OpenCode and Kilo draw their queue marker a moment
+/// after the composer empties (a real forced send read `consumed` 61-68 ms
+/// after its Enter, the prompt parked until the turn ended).
+const QUEUE_DRAWN: Duration = Duration::from_millis(1500);
+
 /// Watch until consumed or refused; press submit again (bounded) while stranded.
 /// `sink`, whose wait the caller began, is told of each look. `taken` (set by the
 /// wait on the agent's own record once it holds the body) ends a stranded look as
@@ -1152,6 +1160,11 @@ pub(crate) fn verify_loop(
     );
     // when a dialog was first seen after the submit (see the Refused arm)
     let mut dialog_since: Option<Duration> = None;
+    // busy at the submit, with a queue the agent shows (see QUEUE_DRAWN)
+    let may_park = !profile.queued.is_empty() && detect(profile, before).state == State::Busy;
+    // the agent's queue marker, first seen (rule, ms after the submit): a later
+    // `consumed` is the parked prompt run, and says so
+    let mut parked: Option<(String, u64)> = None;
     loop {
         clock.sleep(Duration::from_millis(25));
         let s = match tmux.read(pane) {
@@ -1215,8 +1228,27 @@ pub(crate) fn verify_loop(
             ReceiptKind::Refused
                 if taken.is_some()
                     && now - *dialog_since.get_or_insert(now) < RECORD_AFTER_DIALOG => {}
+            // the composer emptied under a busy agent: taken, or parked in its
+            // queue with the marker not drawn yet; look again (a record that
+            // holds the body says no more: an agent can record a prompt as it
+            // parks it, Kilo's and OpenCode's input history)
+            ReceiptKind::Consumed if may_park && now - start < QUEUE_DRAWN => {}
+            ReceiptKind::Consumed if parked.is_some() => {
+                let (rule, at) = parked.take().unwrap_or_default();
+                let mut j = j;
+                j.evidence.rule = format!(
+                    "verify.left-the-queue ({rule} seen {at} ms after the submit, then {})",
+                    j.evidence.rule
+                );
+                return Ok((j, resubmits, (now - start).as_millis() as u64));
+            }
             ReceiptKind::Consumed | ReceiptKind::Refused => {
                 return Ok((j, resubmits, (now - start).as_millis() as u64))
+            }
+            ReceiptKind::Queued => {
+                let at = (now - start).as_millis() as u64;
+                parked.get_or_insert_with(|| (j.evidence.rule.clone(), at));
+                stranded_since = None;
             }
             ReceiptKind::Stranded => {
                 let since = *stranded_since.get_or_insert(now);
@@ -1394,6 +1426,70 @@ mod tests {
         let (j, _, ms) = run(&mut tmux, None);
         assert_eq!((j.receipt, ms < 100), (ReceiptKind::Refused, true), "{ms}");
         assert!(tmux.calls("key").is_empty());
+    }
+
+    /// A forced send into a busy Copilot: the composer empties at the Enter and
+    /// the agent's `[pending]` row is drawn a moment later (real screens: the
+    /// streaming reply, then the prompt parked under it). The first looks show
+    /// busy and an empty composer, which is not proof it ran: the receipt is
+    /// `queued` once the marker shows. When no marker shows, `consumed` after the
+    /// window; an agent idle at the submit is `consumed` at the first look.
+    #[test]
+    fn a_prompt_submitted_to_a_busy_agent_is_watched_for_its_queue_marker() {
+        let profiles = Profiles::builtin();
+        let profile = profiles.get("copilot").unwrap();
+        let body = "pg-quick queued second prompt";
+        let pl = crate::core::plan::plan(body.as_bytes(), profile.capability()).unwrap();
+        let streaming = || fixture("copilot/v1.0.102-41-model-streaming-120x40");
+        // the looks after the submit: the parked prompt's marker from look
+        // `from` up to (not including) look `to`; busy with no marker otherwise
+        let run = |from: usize, to: usize, before: Screen| {
+            let reads = std::sync::atomic::AtomicUsize::new(0);
+            let mut tmux = FakeTmux::new(
+                PANE,
+                Box::new(move |_: &[String], _: &str| {
+                    let n = reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    match (from..to).contains(&n) {
+                        true => (
+                            "parked".into(),
+                            fixture("copilot/v1.0.102-45-model-queued-prompt-120x40"),
+                        ),
+                        false => ("streaming".into(), streaming()),
+                    }
+                }),
+            );
+            let clock = ManualClock::default();
+            let t = Duration::from_secs(3);
+            let (j, _, ms) = verify_loop(
+                &mut tmux, profile, PANE, &pl, &before, t, &clock, None, None,
+            )
+            .unwrap();
+            (j, ms)
+        };
+        // the marker drawn at the fourth look (~100 ms), kept: queued, held to the timeout
+        let (j, ms) = run(3, usize::MAX, streaming());
+        assert_eq!((j.receipt, ms >= 3000), (ReceiptKind::Queued, true), "{ms}");
+        // the turn ends and the agent runs the prompt (the marker gone, busy
+        // again): consumed, its evidence saying it left the queue
+        let (j, ms) = run(3, 40, streaming());
+        assert_eq!(j.receipt, ReceiptKind::Consumed);
+        assert!(
+            j.evidence
+                .rule
+                .starts_with("verify.left-the-queue (copilot.pending seen "),
+            "{}",
+            j.evidence.rule
+        );
+        assert!((1000..3000).contains(&ms), "{ms}");
+        // never drawn: consumed, after the window and not at the first look
+        let (j, ms) = run(usize::MAX, usize::MAX, streaming());
+        assert_eq!(j.receipt, ReceiptKind::Consumed);
+        assert!(ms >= QUEUE_DRAWN.as_millis() as u64 && ms < 3000, "{ms}");
+        // idle before the submit: the first busy look is the agent taking it
+        let ready = fixture("copilot/v1.0.102-ready-120x40");
+        assert_eq!(detect(profile, &ready).state, State::Ready);
+        let (j, ms) = run(usize::MAX, usize::MAX, ready);
+        assert_eq!((j.receipt, ms < 100), (ReceiptKind::Consumed, true), "{ms}");
     }
 
     /// The choke point: a shell in the foreground gets nothing, whatever the
