@@ -21,8 +21,13 @@
 //!   of it reaches the agent's record or the screen; `send --wait-busy` lands once,
 //!   its request reaching the model only after the streamed reply's last content
 //!   chunk;
-//! - (d) Claude Code only: a forced send during a stream is `queued` (31) when the
+//! - (d) Claude Code: a forced send during a stream is `queued` (31) when the
 //!   verify ends first, and `consumed` with exact proof once it runs when it waits;
+//!   the other agents that park a prompt sent while they work (Gemini, Copilot,
+//!   OpenCode, Kilo, Qwen before 0.24): a forced send during the long stream is
+//!   `consumed` with exact proof once the agent runs it, its evidence
+//!   `verify.left-the-queue` (the queue marker seen first), and in its record
+//!   once (their `queued` receipt on each real capture: `tests/fixtures.rs`);
 //! - (e) the watcher (`watch --notify`) shows one done message for one turn;
 //! - (a) the model answers with a shell tool call `rm -r pg-marker`: the agent's
 //!   approval dialog shows (`state` = `dialog:permission`), a send of `1` into it
@@ -216,6 +221,46 @@ fn real_turns(name: &'static str) {
         !screen.contains("refused while busy"),
         "{name}: typed while busy\n{screen}"
     );
+    // (d') the agents that park a prompt sent with Enter while they work (Gemini,
+    // Copilot, OpenCode, Kilo, Qwen before 0.24, where Enter steers the running
+    // turn; Claude has its own check below): a forced send during the stream is
+    // queued by the agent and, with a verify that outlasts the stream, `consumed`
+    // with exact proof from the record once the agent runs it; in the record once
+    let parks = match name {
+        "gemini" | "copilot" | "opencode" | "kilo" => true,
+        "qwen" => a
+            .version
+            .split('.')
+            .nth(1)
+            .and_then(|m| m.parse::<u32>().ok())
+            .is_some_and(|m| m < 24),
+        _ => false,
+    };
+    let parked = "parked in the stream: pg-quick";
+    if parks {
+        let (c, r, o) = a.send(parked, &["--force", "--verify-timeout", "60"]);
+        assert_eq!(
+            (c, r["receipt"].as_str()),
+            (0, Some("consumed")),
+            "{name} {}: a forced send while streaming: {}\n{r}\n{}",
+            a.version,
+            text(&o.stderr),
+            a.capture()
+        );
+        assert_eq!(r["proof"]["match"], "exact", "{name}: {r}");
+        // not `consumed` at the Enter: the receipt saw the agent's queue marker
+        // and waited for the prompt to leave the queue
+        let rule = r["evidence"]["rule"].as_str().unwrap_or_default();
+        assert!(
+            rule.starts_with("verify.left-the-queue ("),
+            "{name} {}: the parked prompt's receipt: {r}",
+            a.version
+        );
+        eprintln!(
+            "REPORT real_turns {name} {} queued: a forced send during the stream was parked and consumed with exact proof {} ms after its submit ({rule})",
+            a.version, r["timings"]["verify_ms"]
+        );
+    }
     let after = "after the stream: pg-quick";
     let after_submit = a.send_ok(after, &["--wait-busy"])["timings"]["submit_at_ms"]
         .as_u64()
@@ -263,6 +308,9 @@ fn real_turns(name: &'static str) {
     assert_eq!(count(&recs, after), 1, "{name}: record {recs:?}");
     assert_eq!(count(&recs, refused), 0, "{name}: record {recs:?}");
     assert_eq!(count(&recs, stream), 1, "{name}: record {recs:?}");
+    if parks {
+        assert_eq!(count(&recs, parked), 1, "{name}: record {recs:?}");
+    }
 
     // (d) where the agent queues a prompt typed while it works (Claude Code: `Queued`,
     // `Press up to edit queued messages`): a forced send during a stream is
@@ -294,6 +342,12 @@ fn real_turns(name: &'static str) {
         assert_eq!(c, 0, "{name}: {}\n{r}", text(&o.stderr));
         assert_eq!(r["receipt"], "consumed", "{name}: {r}");
         assert_eq!(r["proof"]["match"], "exact", "{name}: {r}");
+        assert!(
+            r["evidence"]["rule"]
+                .as_str()
+                .is_some_and(|x| x.starts_with("verify.left-the-queue (")),
+            "{name}: {r}"
+        );
         a.wait_state("ready", 60);
         let recs = a.records();
         assert_eq!(
