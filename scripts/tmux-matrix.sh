@@ -8,6 +8,8 @@
 #   scripts/tmux-matrix.sh --build 3.4 3.7c     only build these (into the cache), run nothing
 #   PROMPTGATE_REAL_AGENTS=1 scripts/tmux-matrix.sh --suites real_agents:claude_120x40 3.4 3.7c
 #                                               a suite's tests whose names contain a filter
+#   scripts/tmux-matrix.sh --suites queue:~killed_watcher next-3.8
+#                                               a suite without the tests whose names contain it
 #
 # Each release is built once from tmux's own sources (../shared/tmux/tmux-VER.tar.gz,
 # or $PROMPTGATE_TMUX_SOURCES) into $PROMPTGATE_TMUX_CACHE (default
@@ -100,7 +102,11 @@ for v in "${releases[@]}"; do
 		log="$logdir/$v-${s//[:\/]/_}.log"
 		# the opt-in tests (#[ignore]: slow, stress, real agents) run here too
 		filter=(-- --include-ignored)
-		[ "${s#*:}" = "$s" ] || filter=("${s#*:}" -- --include-ignored --nocapture --test-threads=1)
+		case ${s#*:} in
+		"$s") ;;
+		"~"*) rest=${s#*:}; filter=(-- --include-ignored --skip "${rest#\~}") ;;
+		*) filter=("${s#*:}" -- --include-ignored --nocapture --test-threads=1) ;;
+		esac
 		[ "$s" != tmux_stress ] || filter+=(--test-threads=1)
 		PATH="$prefix/bin:$PATH" cargo test --locked --test "${s%%:*}" "${filter[@]}" >"$log" 2>&1
 		rc=$?
