@@ -108,6 +108,31 @@ fn every_queued_prompt_capture_gets_the_queued_receipt() {
             failures.push(format!("{file}: {} ({})", j.receipt, j.evidence.rule));
         }
     }
+    // Qwen Code 0.15.6 after `send --force` during the stream: its prompt under the
+    // spinner with no marker (a real look of tests/real_turns.rs)
+    let (before, after) = (
+        load("qwen/v0.15.6-41-model-streaming-120x40").unwrap(),
+        load("qwen/v0.15.6-45-model-queued-forced-120x40").unwrap(),
+    );
+    let j = judge(
+        profiles.get("qwen").unwrap(),
+        "parked in the stream: pg-quick",
+        &before,
+        &after,
+    );
+    assert_eq!(
+        (j.receipt, j.evidence.rule.as_str()),
+        (ReceiptKind::Queued, "verify.parked-under-busy")
+    );
+    // not when the agent was idle before the submit: then that row is no queue
+    let ready = load("qwen/v0.15.6-01-ready-120x40").unwrap();
+    let j = judge(
+        profiles.get("qwen").unwrap(),
+        "parked in the stream: pg-quick",
+        &ready,
+        &after,
+    );
+    assert_ne!(j.receipt, ReceiptKind::Queued);
     assert!(n >= 10, "only {n} queued-prompt captures");
     assert!(
         failures.is_empty(),

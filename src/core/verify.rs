@@ -134,6 +134,30 @@ fn marker_hit(markers: &[Marker], s: &Screen) -> Option<Evidence> {
     None
 }
 
+/// The body's first line drawn between the busy row and the composer of a busy
+/// agent: a prompt it parked. Qwen Code 0.15.6 draws a prompt sent while it works
+/// under its spinner, indented, with no marker beside it, until the turn ends
+/// (fixture qwen/v0.15.6-45-model-queued-forced-120x40); a running prompt's echo is
+/// drawn above the busy row. For a prompt submitted while the agent was busy.
+pub fn parked_under_busy(v: &Verdict, body: &str, after: &Screen) -> Option<Evidence> {
+    if v.state != State::Busy {
+        return None;
+    }
+    let top = v.evidence.row?;
+    let bottom = v.composer.as_ref()?.row;
+    let first = squash(body.lines().find(|l| !l.trim().is_empty())?);
+    let least = first.chars().count().min(8);
+    (top + 1..bottom).find_map(|y| {
+        let row = squash(after.row(y));
+        (row.chars().count() >= least && first.starts_with(&row)).then(|| Evidence {
+            rule: "verify.parked-under-busy".into(),
+            row: Some(y),
+            col: Some(0),
+            text: after.row(y).chars().take(60).collect(),
+        })
+    })
+}
+
 /// Does a composer hold (the start of) `body`, or a paste placeholder for it?
 pub fn holds_body(c: &crate::core::detect::Composer, body: &str) -> bool {
     c.paste_placeholder || {
@@ -174,6 +198,11 @@ pub fn judge(p: &Profile, body: &str, before: &Screen, after: &Screen) -> Judgem
     }
     if let Some(ev) = marker_hit(&p.queued, after) {
         if marker_hit(&p.queued, before).is_none() || v.composer.as_ref().is_some_and(|c| c.empty) {
+            return out(ReceiptKind::Queued, ev);
+        }
+    }
+    if bv.state == State::Busy {
+        if let Some(ev) = parked_under_busy(&v, body, after) {
             return out(ReceiptKind::Queued, ev);
         }
     }
