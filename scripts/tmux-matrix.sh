@@ -8,7 +8,7 @@
 #   scripts/tmux-matrix.sh --build 3.4 3.7c     only build these (into the cache), run nothing
 #   PROMPTGATE_REAL_AGENTS=1 scripts/tmux-matrix.sh --suites real_agents:claude_120x40 3.4 3.7c
 #                                               a suite's tests whose names contain a filter
-#   scripts/tmux-matrix.sh --suites queue:~killed_watcher next-3.8
+#   scripts/tmux-matrix.sh --suites queue:~killed_watcher_never next-3.8
 #                                               a suite without the tests whose names contain it
 #
 # Each release is built once from tmux's own sources (../shared/tmux/tmux-VER.tar.gz,
