@@ -440,6 +440,8 @@ fn real_turns(name: &'static str) {
     // (codex: `../pg-written-outside.txt`, as it writes inside its workspace
     // without asking; copilot: its freeform `apply_patch`). Qwen 0.24.4 (its
     // default Auto mode), OpenCode and Kilo write files without asking.
+    // a tool row's running seconds (`31s`), which both dialogs' screens drop
+    let ticks = regex::Regex::new(r"\s+\d+[smh]\s*$").unwrap();
     if let Some((prompt, file)) = match name {
         "claude" | "gemini" => Some((
             "pg-tool-write: create the file",
@@ -456,7 +458,6 @@ fn real_turns(name: &'static str) {
         _ => None,
     } {
         // claude blinks the tool's `●`; copilot's tool row counts seconds (`31s`)
-        let ticks = regex::Regex::new(r"\s+\d+[smh]\s*$").unwrap();
         refused_in_dialog(&a, prompt, "the file-write dialog", |l| {
             ticks.replace(&l.replace(['●', '○'], " "), "").into_owned()
         });
@@ -495,7 +496,6 @@ fn real_turns(name: &'static str) {
     // the dialog holds still: the screen after the refusal is the screen before
     // it (claude blinks the `●` of a tool call waiting for approval)
     // (copilot's tool row may count seconds, as in the write dialog)
-    let ticks = regex::Regex::new(r"\s+\d+[smh]\s*$").unwrap();
     refused_in_dialog(&a, tool, "the approval dialog", |l| {
         ticks.replace(&l.replacen('●', " ", 1), "").into_owned()
     });

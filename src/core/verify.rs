@@ -139,7 +139,7 @@ fn marker_hit(markers: &[Marker], s: &Screen) -> Option<Evidence> {
 /// under its spinner, indented, with no marker beside it, until the turn ends
 /// (fixture qwen/v0.15.6-45-model-queued-forced-120x40); a running prompt's echo is
 /// drawn above the busy row. For a prompt submitted while the agent was busy.
-pub fn parked_under_busy(v: &Verdict, body: &str, after: &Screen) -> Option<Evidence> {
+fn parked_under_busy(v: &Verdict, body: &str, after: &Screen) -> Option<Evidence> {
     if v.state != State::Busy {
         return None;
     }

@@ -1190,16 +1190,7 @@ pub(crate) fn verify_loop(
                 ))
             }
         };
-        let mut j = judge(profile, &pl.body, before, &s);
-        // busy at the submit, the prompt drawn under the busy row: parked (judge
-        // says so too when its look before the submit shows the agent busy; a
-        // look can be torn by the agent's redraw)
-        if may_park && j.receipt == ReceiptKind::Consumed {
-            if let Some(ev) = crate::core::verify::parked_under_busy(&j.verdict, &pl.body, &s) {
-                j.receipt = ReceiptKind::Queued;
-                j.evidence = ev;
-            }
-        }
+        let j = judge(profile, &pl.body, before, &s);
         if let Some(l) = sink.as_deref_mut() {
             l.waiting(&mut || {
                 let why = "submitted; waiting for proof that the agent took the prompt";

@@ -14,7 +14,7 @@
 use crate::io::files::Files;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -47,8 +47,8 @@ const SETTLED: Duration = Duration::from_millis(100);
 /// several times a second; an OpenCode store can be many megabytes, copied on
 /// each look before): kept with the query, directory and the files' stamp,
 /// and used only while the stamp is unchanged.
-type Seen = HashMap<(PathBuf, String, Option<PathBuf>), (Stamp, Vec<Value>)>;
-static SEEN: Mutex<Option<Seen>> = Mutex::new(None);
+type Seen = BTreeMap<(PathBuf, String, Option<PathBuf>), (Stamp, Vec<Value>)>;
+static SEEN: Mutex<Seen> = Mutex::new(BTreeMap::new());
 
 /// The entries `query` makes of the database at `db`; `None` when there is
 /// no such database or it cannot be read. `:cwd` in the query is `cwd`.
@@ -64,10 +64,12 @@ pub fn entries(files: &Files, db: &Path, query: &str, cwd: Option<&Path>) -> Opt
         cwd.map(Path::to_path_buf),
     );
     let before = stamp(db);
-    if let Some((s, e)) = SEEN.lock().ok()?.get_or_insert_with(HashMap::new).get(&key) {
-        if *s == before {
-            return Some(e.clone());
-        }
+    let hit = SEEN.lock().ok().and_then(|seen| {
+        let (s, e) = seen.get(&key)?;
+        (*s == before).then(|| e.clone())
+    });
+    if hit.is_some() {
+        return hit;
     }
     let at = SystemTime::now();
     let got = read(files, db, query, cwd)?;
@@ -76,7 +78,6 @@ pub fn entries(files: &Files, db: &Path, query: &str, cwd: Option<&Path>) -> Opt
         .flatten()
         .all(|(_, t)| at.duration_since(*t).is_ok_and(|d| d >= SETTLED));
     if let Ok(mut seen) = SEEN.lock() {
-        let seen = seen.get_or_insert_with(HashMap::new);
         match settled && before[0].is_some() {
             true => seen.insert(key, (before, got.clone())),
             false => seen.remove(&key),
