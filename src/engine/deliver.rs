@@ -830,7 +830,9 @@ pub(crate) fn submit_and_prove(
                 ));
             }
             let t = mark.is_ok().then_some(&taken);
-            verify_loop(tmux, profile, pane, pl, before, timeout, clock, None, t)
+            verify_loop(
+                tmux, profile, pane, pl, before, false, timeout, clock, None, t,
+            )
         },
         |verified| verified.as_ref().ok().map(|(j, _, _)| j.receipt),
     );
@@ -981,6 +983,10 @@ impl Job<'_> {
             return Ok(Step::Refused(e));
         }
         let v0 = detect(profile, &s0);
+        // a forced send into a busy agent, by any look before the typing: the
+        // look before the submit alone can be torn (a spinner row mid-redraw)
+        let busy_seen =
+            v0.state == State::Busy || detect(profile, gate_screen).state == State::Busy;
         if !force && v0.state != State::Ready {
             return Ok(Step::Regate(format!(
                 "changed after the gate, before typing: {} ({})",
@@ -1103,6 +1109,7 @@ impl Job<'_> {
             pane,
             pl,
             &before,
+            busy_seen,
             a.verify_timeout,
             clock,
             Some(&mut *sink),
@@ -1137,6 +1144,8 @@ const QUEUE_DRAWN: Duration = Duration::from_millis(1500);
 /// consumed and keeps the submit key from being pressed again: an agent can leave
 /// the accepted text where its composer was for a while (Aider's prompt_toolkit
 /// line, until the model answers), and a second Enter there is a second prompt.
+/// `busy_seen`: a look before `before` (the gate's, the one before typing) read
+/// the agent busy; `before` alone could be a torn frame.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn verify_loop(
     tmux: &mut dyn Tmux,
@@ -1144,6 +1153,7 @@ pub(crate) fn verify_loop(
     pane: &str,
     pl: &Plan,
     before: &Screen,
+    busy_seen: bool,
     timeout: Duration,
     clock: &dyn Clock,
     mut sink: Option<&mut dyn Sink>,
@@ -1161,7 +1171,8 @@ pub(crate) fn verify_loop(
     // when a dialog was first seen after the submit (see the Refused arm)
     let mut dialog_since: Option<Duration> = None;
     // busy at the submit, with a queue the agent shows (see QUEUE_DRAWN)
-    let may_park = !profile.queued.is_empty() && detect(profile, before).state == State::Busy;
+    let may_park =
+        !profile.queued.is_empty() && (busy_seen || detect(profile, before).state == State::Busy);
     // the agent's queue marker, first seen (rule, ms after the submit): a later
     // `consumed` is the parked prompt run, and says so
     let mut parked: Option<(String, u64)> = None;
@@ -1383,7 +1394,19 @@ mod tests {
         let run = |tmux: &mut FakeTmux, taken: Option<&std::sync::atomic::AtomicBool>| {
             let clock = ManualClock::default();
             let t = Duration::from_secs(5);
-            verify_loop(tmux, profile, PANE, &pl, &ready(), t, &clock, None, taken).unwrap()
+            verify_loop(
+                tmux,
+                profile,
+                PANE,
+                &pl,
+                &ready(),
+                false,
+                t,
+                &clock,
+                None,
+                taken,
+            )
+            .unwrap()
         };
         let held = std::sync::atomic::AtomicBool::new(true);
         let mut tmux = stranded();
@@ -1443,7 +1466,7 @@ mod tests {
         let streaming = || fixture("copilot/v1.0.102-41-model-streaming-120x40");
         // the looks after the submit: the parked prompt's marker from look
         // `from` up to (not including) look `to`; busy with no marker otherwise
-        let run = |from: usize, to: usize, before: Screen| {
+        let run = |from: usize, to: usize, before: Screen, busy_seen: bool| {
             let reads = std::sync::atomic::AtomicUsize::new(0);
             let mut tmux = FakeTmux::new(
                 PANE,
@@ -1461,17 +1484,17 @@ mod tests {
             let clock = ManualClock::default();
             let t = Duration::from_secs(3);
             let (j, _, ms) = verify_loop(
-                &mut tmux, profile, PANE, &pl, &before, t, &clock, None, None,
+                &mut tmux, profile, PANE, &pl, &before, busy_seen, t, &clock, None, None,
             )
             .unwrap();
             (j, ms)
         };
         // the marker drawn at the fourth look (~100 ms), kept: queued, held to the timeout
-        let (j, ms) = run(3, usize::MAX, streaming());
+        let (j, ms) = run(3, usize::MAX, streaming(), false);
         assert_eq!((j.receipt, ms >= 3000), (ReceiptKind::Queued, true), "{ms}");
         // the turn ends and the agent runs the prompt (the marker gone, busy
         // again): consumed, its evidence saying it left the queue
-        let (j, ms) = run(3, 40, streaming());
+        let (j, ms) = run(3, 40, streaming(), false);
         assert_eq!(j.receipt, ReceiptKind::Consumed);
         assert!(
             j.evidence
@@ -1482,14 +1505,18 @@ mod tests {
         );
         assert!((1000..3000).contains(&ms), "{ms}");
         // never drawn: consumed, after the window and not at the first look
-        let (j, ms) = run(usize::MAX, usize::MAX, streaming());
+        let (j, ms) = run(usize::MAX, usize::MAX, streaming(), false);
         assert_eq!(j.receipt, ReceiptKind::Consumed);
         assert!(ms >= QUEUE_DRAWN.as_millis() as u64 && ms < 3000, "{ms}");
         // idle before the submit: the first busy look is the agent taking it
         let ready = fixture("copilot/v1.0.102-ready-120x40");
         assert_eq!(detect(profile, &ready).state, State::Ready);
-        let (j, ms) = run(usize::MAX, usize::MAX, ready);
+        let (j, ms) = run(usize::MAX, usize::MAX, ready.clone(), false);
         assert_eq!((j.receipt, ms < 100), (ReceiptKind::Consumed, true), "{ms}");
+        // the look before the submit torn (no busy row drawn in it) while the
+        // gate's look read busy: still watched for the marker, still queued
+        let (j, ms) = run(3, usize::MAX, ready, true);
+        assert_eq!((j.receipt, ms >= 3000), (ReceiptKind::Queued, true), "{ms}");
     }
 
     /// The choke point: a shell in the foreground gets nothing, whatever the
