@@ -141,6 +141,25 @@ fn bad_bodies_are_exit_10_and_touch_no_pane() {
         assert_eq!(code(&o), 10, "{what}: {}", stderr(&o));
         one_line_error(&o);
     }
+    // a file that never ends, a directory, a missing file: read no further than
+    // the limit, in moments and in little memory (this once grew to 3.6 GB)
+    for f in ["/dev/zero", "/", "/nonexistent-promptgate-body"] {
+        let t = std::time::Instant::now();
+        let o = run(&["-L", &none, "send", "-t", "%0", "-f", f]);
+        assert_eq!(code(&o), 10, "{f}: {}", stderr(&o));
+        one_line_error(&o);
+        assert!(stderr(&o).contains(f), "{f}: {}", stderr(&o));
+        assert!(t.elapsed() < std::time::Duration::from_secs(20), "{f}");
+    }
+    let o = run(&["-L", &none, "send", "-t", "%0", "-f", "/dev/zero"]);
+    assert!(stderr(&o).contains("more than 4194304 bytes"), "{}", stderr(&o));
+    // the same bound on the other files a user names
+    let o = run(&["--profiles", "/dev/zero", "profiles"]);
+    assert_eq!(code(&o), 8, "{}", stderr(&o));
+    one_line_error(&o);
+    let o = run(&["detect", "--agent", "claude", "--screen", "/dev/zero"]);
+    assert_eq!(code(&o), 9, "{}", stderr(&o));
+    one_line_error(&o);
 }
 
 #[test]

@@ -827,7 +827,8 @@ pub fn read_body(b: &BodyArgs) -> crate::core::error::Result<Vec<u8>> {
         if f.as_os_str() == "-" {
             return read_stdin();
         }
-        return std::fs::read(f)
+        let max = crate::core::plan::MAX_BODY_BYTES as u64;
+        return crate::io::read_capped(f, max)
             .map_err(|e| Error::BadBody(format!("cannot read {}: {e}", f.display())));
     }
     if !words.is_empty() {
@@ -846,10 +847,17 @@ pub fn read_body(b: &BodyArgs) -> crate::core::error::Result<Vec<u8>> {
 }
 
 fn read_stdin() -> crate::core::error::Result<Vec<u8>> {
+    let max = crate::core::plan::MAX_BODY_BYTES;
     let mut v = Vec::new();
     std::io::stdin()
         .lock()
-        .take(crate::core::plan::MAX_BODY_BYTES as u64 + 1)
+        .take(max as u64 + 1)
         .read_to_end(&mut v)?;
+    if v.len() > max {
+        // read no further: the size past the limit is not known
+        return Err(Error::BadBody(format!(
+            "the body on stdin is more than {max} bytes (the limit)"
+        )));
+    }
     Ok(v)
 }

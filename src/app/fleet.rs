@@ -26,7 +26,7 @@ use crate::io::tmux::Launcher;
 
 /// The hosts of a hosts file: one a line, blank lines and `#` comments skipped.
 pub fn read_hosts(path: &Path) -> Result<Vec<String>> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::io::read_capped_string(path, crate::io::FILE_LIMIT)
         .map_err(|e| Error::Usage(format!("cannot read --hosts {}: {e}", path.display())))?;
     Ok(parse_hosts(&text))
 }

@@ -8,7 +8,7 @@ use std::path::Path;
 /// Load `NAME.txt` (or the given file) and its `.meta` sibling (or `meta`).
 pub fn load(screen: &Path, meta: Option<&Path>) -> Result<Screen> {
     let read = |p: &Path| {
-        std::fs::read(p).map_err(|e| Error::ScreenFile {
+        crate::io::read_capped(p, crate::io::FILE_LIMIT).map_err(|e| Error::ScreenFile {
             path: p.display().to_string(),
             msg: e.to_string(),
         })

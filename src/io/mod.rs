@@ -15,3 +15,30 @@ pub mod profiles;
 pub mod record;
 pub mod store;
 pub mod tmux;
+
+/// A file a user named (`-f`, `--screen-file`, `--profiles`, `--hosts`), read
+/// to its end but never past `max` bytes: `-f /dev/zero` or a runaway pipe is a
+/// clear error, not a process that grows until the machine kills it. Pipes,
+/// FIFOs and `/dev/stdin` are read as files are.
+pub fn read_capped(path: &std::path::Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut v = Vec::new();
+    std::fs::File::open(path)?
+        .take(max + 1)
+        .read_to_end(&mut v)?;
+    if v.len() as u64 > max {
+        return Err(std::io::Error::other(format!(
+            "more than {max} bytes (the limit)"
+        )));
+    }
+    Ok(v)
+}
+
+/// [`read_capped`] as text.
+pub fn read_capped_string(path: &std::path::Path, max: u64) -> std::io::Result<String> {
+    String::from_utf8(read_capped(path, max)?)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not valid UTF-8"))
+}
+
+/// The limit on a screen, profiles or hosts file a user names.
+pub const FILE_LIMIT: u64 = 16 << 20;

@@ -30,7 +30,7 @@ pub fn load(explicit: Option<&Path>) -> Result<Profiles> {
 
 /// Add the agents of the user file `file` to `p`.
 pub fn merge_file(p: &mut Profiles, file: &Path) -> Result<()> {
-    let text = std::fs::read_to_string(file)
+    let text = crate::io::read_capped_string(file, crate::io::FILE_LIMIT)
         .map_err(|e| Error::Profile(format!("{}: {e}", file.display())))?;
     p.merge_str(&text, &file.display().to_string())
 }
