@@ -4,6 +4,7 @@
 use promptgate::app::cli::{command_path, usage_line, Cli, Command};
 use promptgate::app::cmd;
 use promptgate::core::error::{code, Error};
+use promptgate::core::text::one_line;
 use promptgate::io::interrupt;
 
 use clap::Parser;
@@ -43,7 +44,7 @@ fn run_main() -> i32 {
                 _ => {
                     let args: Vec<String> = std::env::args().skip(1).collect();
                     let line = usage_line(&e, &args);
-                    eprintln!("promptgate: {line}");
+                    eprintln!("promptgate: {}", one_line(&line));
                     // `--json` among the flags: the usage error as JSON too
                     if args
                         .iter()
@@ -67,7 +68,7 @@ fn run_main() -> i32 {
         Ok(code) => code,
         Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
         Err(e) => {
-            eprintln!("promptgate: {e}");
+            eprintln!("promptgate: {}", one_line(&e.to_string()));
             // with --json, every outcome is one JSON object on stdout
             if json && !cmd::reported() {
                 let v = error_json(&e.to_string(), e.exit_code());

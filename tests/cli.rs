@@ -116,6 +116,29 @@ fn nonexistent_pane_is_exit_5() {
     assert_eq!(code(&o), 5);
 }
 
+/// Whatever a user passes (a target, an id, a subcommand with a newline or an
+/// escape sequence in it), the error is one line and writes no control byte.
+#[test]
+fn hostile_names_get_a_one_line_error_with_no_control_bytes() {
+    let srv = TmuxServer::new(80, 24, &[]);
+    let hostile = "a\nb\r\u{1b}[2J\u{1b}]0;title\u{7}";
+    for args in [
+        vec!["state", "-t", hostile],
+        vec!["send", "-t", hostile, "hi"],
+        vec!["queue", "drop", hostile],
+        vec![hostile],
+    ] {
+        let o = srv.pg(&args);
+        assert!([2, 5].contains(&code(&o)), "{args:?}: {}", stderr(&o));
+        one_line_error(&o);
+        let e = stderr(&o);
+        assert!(
+            !e.trim_end().chars().any(|c| c.is_control() && c != '\t'),
+            "{e:?}"
+        );
+    }
+}
+
 #[test]
 fn usage_errors_are_exit_2() {
     assert_eq!(code(&run(&["state", "--bogus"])), 2);
@@ -152,7 +175,11 @@ fn bad_bodies_are_exit_10_and_touch_no_pane() {
         assert!(t.elapsed() < std::time::Duration::from_secs(20), "{f}");
     }
     let o = run(&["-L", &none, "send", "-t", "%0", "-f", "/dev/zero"]);
-    assert!(stderr(&o).contains("more than 4194304 bytes"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("more than 4194304 bytes"),
+        "{}",
+        stderr(&o)
+    );
     // the same bound on the other files a user names
     let o = run(&["--profiles", "/dev/zero", "profiles"]);
     assert_eq!(code(&o), 8, "{}", stderr(&o));

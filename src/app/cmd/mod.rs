@@ -155,6 +155,7 @@ fn fan_out_panes(
     let mut tmux = crate::io::tmux::Process::new(server.clone());
     let (panes, dropped) = fanout::unique_panes(&mut tmux, targets);
     for (t, pane) in &dropped {
+        let t = crate::core::text::one_line(t);
         eprintln!("promptgate: note: -t {t} names pane {pane}, as an earlier target did: {got}");
     }
     let duplicates = dropped
