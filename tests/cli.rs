@@ -114,6 +114,13 @@ fn nonexistent_pane_is_exit_5() {
     // `-t mai` must not match session `main` by prefix
     let o = srv.pg(&["state", "-t", "mai"]);
     assert_eq!(code(&o), 5);
+    // tmux's own exact form names the session as the bare name does
+    for t in ["=main", "=main:", "main"] {
+        let o = srv.pg(&["state", "-t", t]);
+        assert_eq!(code(&o), 0, "{t}: {}", stderr(&o));
+    }
+    let o = srv.pg(&["state", "-t", "=mai"]);
+    assert_eq!(code(&o), 5);
 }
 
 /// Whatever a user passes (a target, an id, a subcommand with a newline or an

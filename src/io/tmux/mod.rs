@@ -462,8 +462,16 @@ fn quiet_ms(activity: &str, now: &str, issued_ms: Option<u128>) -> Option<u64> {
 }
 
 /// A user's target in a form that tmux does not match by prefix:
-/// `name` -> `=name:`, `name:1.2` -> `=name:1.2`; ids and `=`-targets unchanged.
+/// `name` and `=name` -> `=name:`, `name:1.2` -> `=name:1.2`; ids and other
+/// `=`-targets unchanged.
 pub fn exact_target(t: &str) -> String {
+    // `=name` alone, tmux's own exact form, is the session `name` as a bare name
+    // is: tmux finds no pane for it outside a client ("can't find pane: =name")
+    if let Some(name) = t.strip_prefix('=') {
+        if !name.is_empty() && !name.contains([':', '.']) {
+            return format!("{t}:");
+        }
+    }
     if t.is_empty() || t.starts_with(['%', '@', '$', '=', '{', '!', '~', '+', '-']) {
         return t.to_string();
     }
@@ -537,6 +545,8 @@ mod tests {
         assert_eq!(exact_target("work:1.2"), "=work:1.2");
         assert_eq!(exact_target("%3"), "%3");
         assert_eq!(exact_target("=work:"), "=work:");
+        assert_eq!(exact_target("=work"), "=work:");
+        assert_eq!(exact_target("=work.1"), "=work.1");
     }
 
     #[test]
