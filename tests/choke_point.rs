@@ -285,3 +285,56 @@ impl Drop for Mcp {
         let _ = self.child.wait();
     }
 }
+
+/// `--force` skips the wait for ready, never these: a body typed into a dialog
+/// (its `1` or `y` can approve a tool call) or into a pane in copy/view mode
+/// (the keys drive the mode). Refused 21 / 23, nothing typed, whatever other
+/// flag comes with it; `--cancel-mode` still leaves the mode first.
+#[test]
+fn a_forced_send_never_types_into_a_dialog_or_copy_mode() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    for like in ["claude", "codex", "opencode"] {
+        let (pane, transcript) = srv.fake(like, &["--dialog", "permission"]);
+        srv.wait_state(&pane, "dialog:permission", 10.0);
+        for extra in [
+            vec!["--force"],
+            vec!["--force", "--no-verify"],
+            vec!["--force", "--wait-dialog", "--timeout", "1"],
+            vec!["--force", "--replace-draft", "--cancel-mode"],
+        ] {
+            let mut args = vec!["send", "-t", &pane];
+            args.extend(&extra);
+            args.push("1");
+            let o = srv.pg(&args);
+            assert_eq!(code(&o), 21, "{like} {extra:?}: {}", stderr(&o));
+            assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+        }
+        // PROMPTGATE_GATE=off is --force
+        let o = srv
+            .pg_cmd(&["send", "-t", &pane, "y"])
+            .env("PROMPTGATE_GATE", "off")
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 21, "{like} gate off: {}", stderr(&o));
+        assert!(records(&transcript, "dialog-input").is_empty(), "{like}");
+        assert!(prompts(&transcript).is_empty(), "{like}");
+    }
+    // copy mode: refused forced, delivered once with --cancel-mode
+    let (pane, transcript) = srv.fake("claude", &[]);
+    srv.wait_state(&pane, "ready", 10.0);
+    srv.tmux(&["copy-mode", "-t", &pane]);
+    srv.wait_state(&pane, "in-mode", 5.0);
+    let o = srv.pg(&["send", "-t", &pane, "--force", "in copy mode"]);
+    assert_eq!(code(&o), 23, "{}", stderr(&o));
+    assert!(prompts(&transcript).is_empty());
+    let o = srv.pg(&[
+        "send",
+        "-t",
+        &pane,
+        "--force",
+        "--cancel-mode",
+        "after copy mode",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(prompts(&transcript), vec!["after copy mode".to_string()]);
+}

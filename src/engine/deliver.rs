@@ -593,7 +593,7 @@ impl Delivery<'_> {
         let (gate, run) = loop {
             let t_gate = clock.now();
             let gate = if force {
-                forced_gate(tmux, profile, pane)?
+                forced_gate(tmux, profile, pane, a)?
             } else {
                 let first = prep.first.take();
                 run_gate(tmux, self.profiles, profile, (a, shared), pane, first, sink)?
@@ -842,12 +842,22 @@ pub(crate) fn submit_and_prove(
 }
 
 /// `--force`: no waiting, but never into a dead pane.
-fn forced_gate(tmux: &mut dyn Tmux, profile: &Profile, pane: &str) -> Result<GateResult> {
-    let s = tmux.read(pane)?;
-    let v = detect(profile, &s);
+fn forced_gate(
+    tmux: &mut dyn Tmux,
+    profile: &Profile,
+    pane: &str,
+    a: &SendOpts,
+) -> Result<GateResult> {
+    let mut s = tmux.read(pane)?;
     if s.dead {
         return Err(refusal(&State::Exited, "pane_dead=1", false));
     }
+    // --cancel-mode still leaves copy/view mode first (see Job::run)
+    if s.in_mode && a.cancel_mode {
+        tmux.cancel_mode(pane)?;
+        s = tmux.read(pane)?;
+    }
+    let v = detect(profile, &s);
     Ok(GateResult {
         ready: true,
         timed_out: false,
@@ -921,7 +931,8 @@ struct Delivered {
 enum Step {
     Done(Box<Delivered>),
     Regate(String),
-    /// Nothing typed: the choke point ([`may_type`]) found no agent in the pane.
+    /// Nothing typed: the choke point ([`may_type`]) found no agent in the pane,
+    /// or a forced send found a dialog or copy mode.
     Refused(Error),
 }
 
@@ -983,6 +994,13 @@ impl Job<'_> {
             return Ok(Step::Refused(e));
         }
         let v0 = detect(profile, &s0);
+        // --force skips the wait, never these: a body (or its `1`, `y`) typed into a
+        // dialog can answer it (approve a tool call), and keys sent to a pane in
+        // copy/view mode drive the mode, not the agent
+        if force && matches!(v0.state, State::Dialog(_) | State::InMode) {
+            let reason = format!("{} (--force skips the wait, not this)", v0.reason());
+            return Ok(Step::Refused(refusal(&v0.state, &reason, false)));
+        }
         // a forced send into a busy agent, by any look before the typing: the
         // look before the submit alone can be torn (a spinner row mid-redraw)
         let busy_seen =
