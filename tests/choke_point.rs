@@ -337,4 +337,42 @@ fn a_forced_send_never_types_into_a_dialog_or_copy_mode() {
     ]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(prompts(&transcript), vec!["after copy mode".to_string()]);
+    // a draft: someone's half-typed text would go to the agent joined to the
+    // body. Refused 26; --replace-draft clears it first, then the body alone
+    srv.wait_state(&pane, "ready", 10.0);
+    srv.tmux(&["send-keys", "-t", &pane, "-l", "half typed by hand"]);
+    srv.wait_state(&pane, "draft", 5.0);
+    for gate_off in [false, true] {
+        let mut c = srv.pg_cmd(&["send", "-t", &pane, "--force", "the body"]);
+        if gate_off {
+            c.env("PROMPTGATE_GATE", "off");
+        }
+        let o = c.output().unwrap();
+        assert_eq!(code(&o), 26, "{}", stderr(&o));
+    }
+    assert_eq!(srv.state(&pane), "draft");
+    let o = srv.pg(&[
+        "send",
+        "-t",
+        &pane,
+        "--force",
+        "--replace-draft",
+        "the body",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        prompts(&transcript),
+        vec!["after copy mode".to_string(), "the body".to_string()]
+    );
+    // busy, with text typed into its composer meanwhile: a forced send (the way
+    // to queue a prompt in a busy agent) is refused 26 all the same
+    let (pane, transcript) = srv.fake("claude", &["--busy-ms", "4000"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    srv.pg(&["send", "-t", &pane, "start a turn"]);
+    srv.wait_state(&pane, "busy", 5.0);
+    srv.tmux(&["send-keys", "-t", &pane, "-l", "typed while busy"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let o = srv.pg(&["send", "-t", &pane, "--force", "the body"]);
+    assert_eq!(code(&o), 26, "{}", stderr(&o));
+    assert_eq!(prompts(&transcript), vec!["start a turn".to_string()]);
 }

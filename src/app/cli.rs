@@ -291,9 +291,9 @@ pub struct SendArgs {
     pub stagger: u64,
     #[command(flatten)]
     pub gate: GateFlags,
-    /// Skip the gate's wait (busy, starting, a draft: still plans, sanitises and verifies); also
-    /// PROMPTGATE_GATE=off. Never types into a dialog (21), copy/view mode (23) or a pane whose
-    /// foreground is not an agent (24)
+    /// Skip the gate's wait (busy, starting: still plans, sanitises and verifies); also
+    /// PROMPTGATE_GATE=off. Never types into a dialog (21), copy/view mode (23), after a draft (26)
+    /// or into a pane whose foreground is not an agent (24)
     #[arg(long)]
     pub force: bool,
     /// Type even into a pane whose foreground program is not a recognised agent

@@ -593,7 +593,7 @@ impl Delivery<'_> {
         let (gate, run) = loop {
             let t_gate = clock.now();
             let gate = if force {
-                forced_gate(tmux, profile, pane, a)?
+                forced_gate(tmux, self.profiles, profile, pane, a)?
             } else {
                 let first = prep.first.take();
                 run_gate(tmux, self.profiles, profile, (a, shared), pane, first, sink)?
@@ -844,6 +844,7 @@ pub(crate) fn submit_and_prove(
 /// `--force`: no waiting, but never into a dead pane.
 fn forced_gate(
     tmux: &mut dyn Tmux,
+    profiles: &Profiles,
     profile: &Profile,
     pane: &str,
     a: &SendOpts,
@@ -855,6 +856,16 @@ fn forced_gate(
     // --cancel-mode still leaves copy/view mode first (see Job::run)
     if s.in_mode && a.cancel_mode {
         tmux.cancel_mode(pane)?;
+        s = tmux.read(pane)?;
+    }
+    // --replace-draft still clears an idle agent's draft first (never a busy
+    // one's: its clear keys, Escape or Ctrl-C, would stop the turn)
+    if a.replace_draft
+        && detect(profile, &s).state == State::Draft
+        && !profile.capability().clear_keys.is_empty()
+    {
+        may_type(profiles, pane, &s, a)?;
+        clear_draft(tmux, pane, profile)?;
         s = tmux.read(pane)?;
     }
     let v = detect(profile, &s);
@@ -995,11 +1006,21 @@ impl Job<'_> {
         }
         let v0 = detect(profile, &s0);
         // --force skips the wait, never these: a body (or its `1`, `y`) typed into a
-        // dialog can answer it (approve a tool call), and keys sent to a pane in
-        // copy/view mode drive the mode, not the agent
-        if force && matches!(v0.state, State::Dialog(_) | State::InMode) {
-            let reason = format!("{} (--force skips the wait, not this)", v0.reason());
-            return Ok(Step::Refused(refusal(&v0.state, &reason, false)));
+        // dialog can answer it (approve a tool call), keys sent to a pane in
+        // copy/view mode drive the mode, not the agent, and a body typed after a
+        // draft (someone's half-typed text, busy or not) goes to the agent joined
+        // to it: a prompt nobody wrote
+        if force {
+            let draft = v0.composer.as_ref().is_some_and(|c| !c.empty);
+            let refused = match v0.state {
+                State::Dialog(_) | State::InMode | State::Draft => Some(v0.state.clone()),
+                _ if draft => Some(State::Draft),
+                _ => None,
+            };
+            if let Some(state) = refused {
+                let reason = format!("{} (--force skips the wait, not this)", v0.reason());
+                return Ok(Step::Refused(refusal(&state, &reason, false)));
+            }
         }
         // a forced send into a busy agent, by any look before the typing: the
         // look before the submit alone can be torn (a spinner row mid-redraw)
