@@ -141,3 +141,34 @@ fn every_queued_prompt_capture_gets_the_queued_receipt() {
         failures.join("\n")
     );
 }
+
+/// Busy is read from the screen, not from the pane title alone: the title is the
+/// agent's to set and the user's to take away (Codex's `[tui] terminal_title`,
+/// tmux's `allow-set-title off`). Every busy capture still reads busy with its
+/// title blank, but Codex 0.171.0's streaming reply: it draws nothing on screen
+/// while the reply's text streams (its status row hides, its footer shows the
+/// thread name), so there the title's spinner is all there is.
+#[test]
+fn every_busy_capture_reads_busy_without_its_title() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let manifest = std::fs::read_to_string(root.join("manifest.tsv")).unwrap();
+    let profiles = Profiles::builtin();
+    let (mut failures, mut n) = (Vec::new(), 0);
+    for line in manifest.lines().skip(1).filter(|l| !l.trim().is_empty()) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let (file, agent, want) = (cols[0], cols[1], cols[5]);
+        if want != "busy" || file.starts_with("codex/v0.171.0-41-model-streaming-") {
+            continue;
+        }
+        let mut screen =
+            promptgate::io::capture::load(&root.join(format!("{file}.txt")), None).unwrap();
+        screen.title = Some(String::new());
+        let v = detect(profiles.get(agent).unwrap(), &screen);
+        n += 1;
+        if v.state.to_string() != "busy" {
+            failures.push(format!("{file}: {} ({})", v.state, v.reason()));
+        }
+    }
+    assert!(n >= 100, "only {n} busy captures");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

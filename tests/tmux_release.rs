@@ -12,6 +12,10 @@ fn tmux_version() -> String {
 }
 
 fn at_least_3_7() -> bool {
+    at_least(3, 7)
+}
+
+fn at_least(want_major: u32, want_minor: u32) -> bool {
     let v = tmux_version();
     let n = v.trim_start_matches("tmux ").trim_start_matches("next-");
     let mut it = n.split('.');
@@ -25,7 +29,7 @@ fn at_least_3_7() -> bool {
         })
         .and_then(|m| m.parse().ok())
         .unwrap_or(0);
-    (major, minor) >= (3, 7) || n.starts_with("master")
+    (major, minor) >= (want_major, want_minor) || n.starts_with("master")
 }
 
 #[test]
@@ -209,4 +213,36 @@ fn a_chatty_neighbour_hides_an_idle_agents_quiet_only_before_3_8() {
     let o = srv.pg(&["send", "-t", &pane, "beside a chatty pane"]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(prompts(&transcript), vec!["beside a chatty pane"]);
+}
+
+/// tmux 3.5's `allow-set-title off` keeps an agent from setting the pane title,
+/// where some agents show that they work (Codex 0.171 while a reply streams shows
+/// it nowhere else): `doctor` names the pane and exits 40. Before 3.5 there is no
+/// such option and nothing to say.
+#[test]
+fn doctor_names_a_pane_whose_agent_cannot_set_its_title() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (pane, _) = srv.fake("codex", &[]);
+    srv.wait_state(&pane, "ready", 10.0);
+    let o = srv.pg(&["doctor"]);
+    assert!(!stderr(&o).contains("allow-set-title"), "{}", stderr(&o));
+    let off = srv.tmux(&["set-option", "-p", "-t", &pane, "allow-set-title", "off"]);
+    let o = srv.pg(&["doctor"]);
+    if at_least(3, 5) {
+        assert!(off.status.success(), "{}", text(&off.stderr));
+        assert_eq!(code(&o), 40, "{}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains(&pane) && e.contains("allow-set-title off"),
+            "{e}"
+        );
+        assert!(e.contains("codex.title-spinner"), "{e}");
+    } else {
+        assert!(
+            !off.status.success(),
+            "{} has allow-set-title",
+            tmux_version()
+        );
+        assert!(!stderr(&o).contains("allow-set-title"), "{}", stderr(&o));
+    }
 }

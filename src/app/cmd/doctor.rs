@@ -105,6 +105,19 @@ pub fn run(server: &Server, profiles: &Profiles, a: DoctorArgs) -> Result<i32> {
         .find_map(|o| o.screen.tmux_version.clone())
         .map(|v| Release::parse(&v));
     tmux_line(server_release.as_ref(), a.json, &mut problems)?;
+    // tmux 3.5's `allow-set-title` per pane (empty before 3.5: titles always set)
+    let set_title = lister
+        .run(
+            &["list-panes", "-a", "-F", "#{pane_id}\t#{allow-set-title}"],
+            None,
+            None,
+        )
+        .unwrap_or_default();
+    let title_off = |pane: &str| {
+        set_title
+            .lines()
+            .any(|l| l.split_once('\t') == Some((pane, "0")))
+    };
     let mut agents = 0;
     for o in &observed {
         let Some(agent) = o.identity.agent.as_deref() else {
@@ -161,6 +174,20 @@ pub fn run(server: &Server, profiles: &Profiles, a: DoctorArgs) -> Result<i32> {
             for c in v.checks.iter().filter(|c| c.fired) {
                 out(&format!("\t  FIRED {:<40} {}", c.rule, c.detail))?;
             }
+        }
+        let title_busy: Vec<&str> = profile
+            .def
+            .busy
+            .iter()
+            .filter(|m| m.on.as_deref() == Some("title"))
+            .map(|m| m.id.as_str())
+            .collect();
+        if !title_busy.is_empty() && title_off(&o.pane) {
+            problems.push(format!(
+                "{} has tmux's allow-set-title off: {agent} cannot set the pane title, where it shows that it works ({}); at times the title is all it shows (Codex 0.171 while a reply streams), and then a busy agent reads ready. Turn it on: `tmux set -g allow-set-title on` (or remove the pane's `set -p allow-set-title off`)",
+                o.pane,
+                title_busy.join(", "),
+            ));
         }
         if let (Checked::Newer, Some(r)) = (st, &rel) {
             problems.push(format!(
