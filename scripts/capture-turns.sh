@@ -70,6 +70,7 @@ eval "$("$ROOT/scripts/model.sh" start | sed -n 's/^\(port\|pid\|url\)=/model_\1
 export MODEL_URL=$model_url
 
 ready_and_shows() { is_state ready && shows "$1"; }
+not_dialog() { [[ $(state) != dialog:* ]]; }
 
 misread=0
 # keep NAME EXPECTED NOTE
@@ -159,6 +160,12 @@ for size in "${sizes[@]}"; do
 		keep "v$ver-40-model-$tool-permission-$size" dialog:permission \
 			"scripted model: a shell tool call \`rm -r pg-marker\`: the agent's approval dialog"
 		tmux -L "$sock" send-keys -t "$pane" Escape
+		# the next screen needs the dialog gone: some releases take a while to close it
+		# (Gemini 0.55-0.60, Copilot 1.0.89, OpenCode 1.18.25, Claude 2.1.200), or a second Escape
+		if ! wait_for 10 not_dialog; then
+			tmux -L "$sock" send-keys -t "$pane" Escape
+			wait_for 10 not_dialog || echo "capture-turns: warning: the approval dialog stayed open" >&2
+		fi
 		[[ -d $project/pg-marker ]] || echo "capture-turns: warning: the marker is gone: the command ran" >&2
 	fi
 	if [[ $only == *45* ]]; then
