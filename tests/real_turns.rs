@@ -221,6 +221,18 @@ fn real_turns(name: &'static str) {
         !screen.contains("refused while busy"),
         "{name}: typed while busy\n{screen}"
     );
+    // Codex's own record says the turn runs (its `[status]`, the rollout's last
+    // turn event): while a reply streams, 0.171 draws no busy mark on screen,
+    // only the title's spinner, which a user's config or tmux can hide
+    if name == "codex" {
+        let ex = text(&a.pg(&["explain", "-t", &a.pane]).stdout);
+        assert!(
+            ex.lines()
+                .any(|l| l.contains("status.busy") && l.contains("payload.type=task_started")),
+            "{name} {}: the rollout's turn event during the stream\n{ex}",
+            a.version
+        );
+    }
     // (d') the agents that park a prompt sent with Enter while they work (Gemini,
     // Copilot, OpenCode, Kilo, Qwen before 0.24, where Enter steers the running
     // turn; Claude has its own check below): a forced send during the stream is

@@ -28,8 +28,14 @@ pub use crate::core::profile::record::{PartsDef, RecordDef, RecordFormat, Sessio
 #[derive(Debug, Clone)]
 pub struct StatusFile {
     pub path: PathBuf,
-    field: String,
+    def: StatusDef,
+    /// When the agent process started (ms since the epoch): a `jsonl` entry
+    /// older than that is a session it resumed, not its own turn.
+    started_ms: Option<u64>,
 }
+
+/// How much of the end of a `jsonl` status log is read for its last turn event.
+const STATUS_TAIL: u64 = 256 * 1024;
 
 /// The status file of the agent under `pane_pid`, where its profile names one
 /// and it exists (a local agent, a release that keeps one). `procs`: the
@@ -48,18 +54,79 @@ pub fn status_file(profile: &Profile, pane_pid: Option<u32>, procs: &[Proc]) -> 
         &cwd,
     )
     .ok()?;
+    // a pattern: the one file that matches which the agent holds open (another
+    // session's log, or none yet, says nothing of this one)
+    let path = if path.to_string_lossy().contains('*') {
+        match open_files(pane_pid?, &path).as_slice() {
+            [one] => one.clone(),
+            _ => return None,
+        }
+    } else {
+        path
+    };
+    let started_ms = crate::io::proc::process_age(agent.pid)
+        .map(|age| (crate::io::tmux::now_ms() as u64).saturating_sub(age.as_millis() as u64));
     path.is_file().then(|| StatusFile {
         path,
-        field: def.field.clone(),
+        def: def.clone(),
+        started_ms,
     })
 }
 
 impl StatusFile {
-    /// The status now (`None`: unreadable).
+    /// The status now (`None`: unreadable, or a log with no turn event of this
+    /// process).
     pub fn read(&self) -> Option<String> {
-        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&self.path).ok()?).ok()?;
-        field(&v, &self.field)?.as_str().map(str::to_string)
+        if self.def.format.as_deref() != Some("jsonl") {
+            let v: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&self.path).ok()?).ok()?;
+            return field(&v, &self.def.field)?.as_str().map(str::to_string);
+        }
+        let len = std::fs::metadata(&self.path).ok()?.len();
+        let raw = crate::io::files::Files::Local
+            .read_from(&self.path, len.saturating_sub(STATUS_TAIL))?;
+        last_status(&self.def, &raw, self.started_ms)
     }
+}
+
+/// The state the last turn event of a `jsonl` status log says (see
+/// [`StatusDef`]); an entry older than `started_ms` (a resumed session's) says
+/// nothing. A first line cut by the tail read does not parse and is passed over.
+fn last_status(def: &StatusDef, raw: &[u8], started_ms: Option<u64>) -> Option<String> {
+    let text = String::from_utf8_lossy(raw);
+    let known = |s: &str| {
+        def.busy.iter().any(|b| b == s)
+            || def.waiting.iter().any(|w| w == s)
+            || def.idle.iter().any(|i| i == s)
+    };
+    for line in text.lines().rev() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let passes = def
+            .filter
+            .iter()
+            .all(|(k, want)| field(&v, k).and_then(|f| f.as_str()) == Some(want.as_str()));
+        let Some(st) = field(&v, &def.field).and_then(|f| f.as_str()) else {
+            continue;
+        };
+        if !passes || !known(st) {
+            continue;
+        }
+        let at = def.time.as_ref().and_then(|t| {
+            field(&v, t)?
+                .as_str()
+                .and_then(crate::core::text::rfc3339_ms)
+        });
+        if let (Some(at), Some(start)) = (at, started_ms) {
+            // a second of slack: the clocks of the entry and of /proc agree only so far
+            if at + 1000 < start {
+                return None;
+            }
+        }
+        return Some(st.to_string());
+    }
+    None
 }
 
 /// What the agent's own record says about one send (the receipt's `proof`).
@@ -1142,6 +1209,41 @@ pub use crate::core::text::sha256_hex;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Codex's rollout: the last turn event decides, other entries and a line
+    /// cut by the tail read are passed over, an event older than the process
+    /// (a resumed session's) says nothing.
+    #[test]
+    fn a_jsonl_status_is_its_last_turn_event() {
+        let profiles = crate::core::profile::Profiles::builtin();
+        let def = profiles.get("codex").unwrap().def.status.clone().unwrap();
+        let ev = |t: &str, at: &str| {
+            format!(r#"{{"timestamp":"{at}","type":"event_msg","payload":{{"type":"{t}"}}}}"#)
+        };
+        let item = r#"{"timestamp":"2026-12-05T10:51:00.000Z","type":"response_item","payload":{"type":"message"}}"#;
+        let log = [
+            r#"ype":"task_complete"}}"#.to_string(),
+            ev("task_complete", "2026-12-05T10:50:40.000Z"),
+            ev("task_started", "2026-12-05T10:50:55.976Z"),
+            ev("item_completed", "2026-12-05T10:50:56.000Z"),
+            item.to_string(),
+        ]
+        .join("\n");
+        let start = crate::core::text::rfc3339_ms("2026-12-05T10:50:50.000Z");
+        assert_eq!(
+            last_status(&def, log.as_bytes(), start).as_deref(),
+            Some("task_started")
+        );
+        let done = format!("{log}\n{}", ev("turn_aborted", "2026-12-05T10:51:02.000Z"));
+        assert_eq!(
+            last_status(&def, done.as_bytes(), start).as_deref(),
+            Some("turn_aborted")
+        );
+        // a process started after that turn began: it resumed the session
+        let later = crate::core::text::rfc3339_ms("2026-12-05T10:52:00.000Z");
+        assert_eq!(last_status(&def, log.as_bytes(), later), None);
+        assert_eq!(last_status(&def, item.as_bytes(), start), None);
+    }
 
     fn def(text: &str) -> RecordDef {
         RecordDef {

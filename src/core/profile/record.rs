@@ -143,12 +143,30 @@ pub enum RecordFormat {
 }
 
 /// Where an agent publishes its own state (a profile's `[status]`): Claude
-/// Code's session registry, `~/.claude/sessions/<pid>.json`, `"status"`.
+/// Code's session registry, `~/.claude/sessions/<pid>.json`, `"status"`; or the
+/// turn events of an append-only log (Codex's rollout: `task_started`, then
+/// `task_complete` or `turn_aborted`).
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct StatusDef {
-    /// The file, as a record's `path`, plus `{pid}`: the agent's process id.
+    /// The file, as a record's `path`, plus `{pid}`: the agent's process id. A
+    /// `*` in it: the one matching file the agent process holds open.
     pub path: String,
+    /// `json` (default): one JSON object, its `field` the state. `jsonl`: one
+    /// object a line, appended; the last entry that passes `filter` and whose
+    /// `field` is one of `busy`, `waiting` or `idle` is the state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// `jsonl`: only entries whose fields have these values.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub filter: BTreeMap<String, String>,
+    /// `jsonl`: the values that end a turn (the agent idle again).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub idle: Vec<String>,
+    /// `jsonl`: the entry's time (RFC 3339, UTC), dotted: an entry older than the
+    /// agent process (a session it resumed) says nothing of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
     /// The field that holds the state, dotted.
     pub field: String,
     /// Values that mean the agent is working (they veto `ready`).
