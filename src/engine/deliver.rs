@@ -943,7 +943,7 @@ enum Step {
     Done(Box<Delivered>),
     Regate(String),
     /// Nothing typed: the choke point ([`may_type`]) found no agent in the pane,
-    /// or a forced send found a dialog or copy mode.
+    /// or a forced send found a dialog, copy mode or a draft.
     Refused(Error),
 }
 
@@ -1250,6 +1250,18 @@ pub(crate) fn verify_loop(
         let now = clock.now();
         let held = || taken.is_some_and(|t| t.load(std::sync::atomic::Ordering::SeqCst));
         match j.receipt {
+            // A prompt that may sit in the agent's queue (a forced send into a busy
+            // agent, its queue marker seen or not drawn yet) and shows where the
+            // composer was: not stranded, and the record holding the body proves
+            // nothing (Kilo and OpenCode write their input history as they park a
+            // prompt, drawn for a moment in the composer before the `QUEUED` badge:
+            // a real forced send read `consumed` 35 ms after its Enter). Look
+            // again, press nothing (a second Enter would submit it twice).
+            ReceiptKind::Stranded
+                if parked.is_some() || (may_park && now - start < QUEUE_DRAWN) =>
+            {
+                stranded_since = None;
+            }
             // Once the agent's record holds the body, it took the prompt: a body
             // still shown where the composer was is not stranded (never pressed
             // again), and a dialog after the submit is the turn's own (a tool
@@ -1333,6 +1345,18 @@ pub(crate) fn verify_loop(
             _ => stranded_since = None,
         }
         if now - start >= timeout {
+            // parked, and shown where the composer was at the last look: still queued
+            let j = match &parked {
+                Some((rule, at)) if j.receipt == ReceiptKind::Stranded && held() => Judgement {
+                    receipt: ReceiptKind::Queued,
+                    evidence: crate::core::detect::Evidence {
+                        rule: format!("{rule} (seen {at} ms after the submit; still parked)"),
+                        ..j.evidence
+                    },
+                    verdict: j.verdict,
+                },
+                _ => j,
+            };
             return Ok((j, resubmits, (now - start).as_millis() as u64));
         }
     }
@@ -1556,6 +1580,85 @@ mod tests {
         // gate's look read busy: still watched for the marker, still queued
         let (j, ms) = run(3, usize::MAX, ready, true);
         assert_eq!((j.receipt, ms >= 3000), (ReceiptKind::Queued, true), "{ms}");
+    }
+
+    /// A forced send into a busy agent whose record takes the prompt as it parks
+    /// it (Kilo's and OpenCode's input history): the prompt is drawn a moment
+    /// where the composer was, the record already holds it, and only then the
+    /// queue marker. Neither look is proof that it ran, and no submit key is
+    /// pressed again: `queued` while parked, `consumed` once it left the queue.
+    #[test]
+    fn a_parked_prompt_the_record_holds_is_not_consumed_until_it_runs() {
+        let profiles = Profiles::builtin();
+        let profile = profiles.get("copilot").unwrap();
+        const BODY: &str = "pg-quick queued second prompt";
+        let body = BODY;
+        let pl = crate::core::plan::plan(body.as_bytes(), profile.capability()).unwrap();
+        fn streaming() -> Screen {
+            fixture("copilot/v1.0.102-41-model-streaming-120x40")
+        }
+        // the body drawn in the composer of the busy agent (the moment before its
+        // queue marker)
+        fn shown() -> Screen {
+            let mut s = streaming();
+            let row = s.rows.iter().position(|r| r.trim_end() == "❯").unwrap();
+            s.rows[row] = format!("❯ {BODY}");
+            s.styles = None;
+            s
+        }
+        let before = streaming();
+        assert_eq!(
+            judge(profile, body, &before, &shown()).receipt,
+            ReceiptKind::Stranded
+        );
+        // looks: shown (0..3), then the marker (3..to), then running (busy)
+        let run = |to: usize| {
+            let reads = std::sync::atomic::AtomicUsize::new(0);
+            let mut tmux = FakeTmux::new(
+                PANE,
+                Box::new(move |_: &[String], _: &str| {
+                    let n = reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    match n {
+                        0..3 => ("shown".into(), shown()),
+                        n if n < to => (
+                            "parked".into(),
+                            fixture("copilot/v1.0.102-45-model-queued-prompt-120x40"),
+                        ),
+                        _ => ("streaming".into(), streaming()),
+                    }
+                }),
+            );
+            let clock = ManualClock::default();
+            let held = std::sync::atomic::AtomicBool::new(true);
+            let t = Duration::from_secs(3);
+            let (j, _, ms) = verify_loop(
+                &mut tmux,
+                profile,
+                PANE,
+                &pl,
+                &before,
+                true,
+                t,
+                &clock,
+                None,
+                Some(&held),
+            )
+            .unwrap();
+            (j, ms, tmux.calls("key").len())
+        };
+        let (j, ms, keys) = run(usize::MAX);
+        assert_eq!(
+            (j.receipt, ms >= 3000, keys),
+            (ReceiptKind::Queued, true, 0),
+            "{ms}"
+        );
+        let (j, ms, keys) = run(40);
+        assert_eq!((j.receipt, keys), (ReceiptKind::Consumed, 0), "{ms}");
+        assert!(
+            j.evidence.rule.starts_with("verify.left-the-queue ("),
+            "{}",
+            j.evidence.rule
+        );
     }
 
     /// The choke point: a shell in the foreground gets nothing, whatever the
