@@ -246,3 +246,28 @@ fn doctor_names_a_pane_whose_agent_cannot_set_its_title() {
         assert!(!stderr(&o).contains("allow-set-title"), "{}", stderr(&o));
     }
 }
+
+/// A target that names no pane (a session that does not exist, a pane that
+/// closed) leaves the user's tmux server alive on every release: tmux 3.2a's
+/// server died (a segfault, every session lost) expanding `#{window_activity}`
+/// for display-message with no pane, which `send -t nosuch` asked for.
+#[test]
+fn a_target_that_names_no_pane_never_takes_the_server_down() {
+    let srv = TmuxServer::new(80, 24, &[]);
+    for args in [
+        vec!["send", "-t", "nosuch", "hi"],
+        vec!["send", "-t", "%99", "hi"],
+        vec!["ask", "-t", "nosuch", "hi"],
+        vec!["state", "-t", "nosuch"],
+        vec!["send", "-t", "a\nb", "hi"],
+    ] {
+        let o = srv.pg(&args);
+        assert_eq!(code(&o), 5, "{args:?}: {}", stderr(&o));
+        let ls = srv.tmux(&["list-sessions"]);
+        assert!(
+            ls.status.success(),
+            "{args:?} took the server down ({})",
+            tmux_version()
+        );
+    }
+}

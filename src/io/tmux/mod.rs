@@ -375,7 +375,12 @@ pub fn message_literal(s: &str) -> String {
 /// `#{pane_last_output_time}` (tmux 3.8; empty before, and before the pane's first
 /// output) is the same for this pane alone: a busy neighbour in a tiled window
 /// does not hide that this agent has been still.
-pub(crate) const READ_FORMAT: &str = "#{version}\t#{pane_id}\t#{cursor_x}\t#{cursor_y}\t#{cursor_flag}\t#{pane_width}\t#{pane_height}\t#{pane_in_mode}\t#{pane_dead}\t#{alternate_on}\t#{pane_pid}\t#{window_activity}\t%s\t#{pane_last_output_time}\t#{bracket_paste_flag}\t#{pane_current_command}\t#{pane_title}";
+///
+/// `window_activity` only under `#{?window_id,…}`: display-message runs its
+/// format with no pane when its target is gone (a pane closed between two calls,
+/// a session that does not exist), and tmux 3.2a's server dies expanding
+/// `#{window_activity}` without a window (a segfault: every session lost).
+pub(crate) const READ_FORMAT: &str = "#{version}\t#{pane_id}\t#{cursor_x}\t#{cursor_y}\t#{cursor_flag}\t#{pane_width}\t#{pane_height}\t#{pane_in_mode}\t#{pane_dead}\t#{alternate_on}\t#{pane_pid}\t#{?window_id,#{window_activity},}\t%s\t#{pane_last_output_time}\t#{bracket_paste_flag}\t#{pane_current_command}\t#{pane_title}";
 
 /// Build a Screen from the output of `display -p READ_FORMAT` + `capture-pane -p`.
 /// `issued_ms`: when the read was asked for, by this machine's clock, if the
