@@ -5,7 +5,6 @@ use crate::core::error::Error;
 use crate::engine::deliver::SendOpts;
 use crate::engine::gate::GateOpts;
 use clap::{Args, Parser, Subcommand};
-use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -848,17 +847,11 @@ pub fn read_body(b: &BodyArgs) -> crate::core::error::Result<Vec<u8>> {
 }
 
 fn read_stdin() -> crate::core::error::Result<Vec<u8>> {
-    let max = crate::core::plan::MAX_BODY_BYTES;
-    let mut v = Vec::new();
-    std::io::stdin()
-        .lock()
-        .take(max as u64 + 1)
-        .read_to_end(&mut v)?;
-    if v.len() > max {
-        // read no further: the size past the limit is not known
-        return Err(Error::BadBody(format!(
+    let max = crate::core::plan::MAX_BODY_BYTES as u64;
+    // read no further than the limit: the size past it is not known
+    crate::io::read_upto(std::io::stdin().lock(), max)?.ok_or_else(|| {
+        Error::BadBody(format!(
             "the body on stdin is more than {max} bytes (the limit)"
-        )));
-    }
-    Ok(v)
+        ))
+    })
 }

@@ -623,7 +623,7 @@ impl Delivery<'_> {
                 pane,
                 plan: &prep.plan,
                 pid: gate.screen.pid,
-                gate_screen: &gate.screen,
+                gate: &gate,
                 opts: a,
                 shared,
                 submitted: prep.submitted.as_ref(),
@@ -963,8 +963,9 @@ struct Job<'a> {
     pane: &'a str,
     plan: &'a Plan,
     pid: Option<u32>,
-    /// The gate's last screen: looked at again before typing unless it is fresh.
-    gate_screen: &'a Screen,
+    /// The gate's last look (its screen, read again before typing unless it is
+    /// fresh, and the state it read there).
+    gate: &'a GateResult,
     opts: &'a SendOpts,
     shared: &'a Shared,
     /// Told the body the moment the submit key is pressed: the proof from the
@@ -982,7 +983,7 @@ impl Job<'_> {
             pane,
             plan: pl,
             pid,
-            gate_screen,
+            gate,
             opts: a,
             shared,
             submitted,
@@ -996,8 +997,8 @@ impl Job<'_> {
                 && !s.dead
                 && s.pid == pid
         };
-        let s0 = if fresh(gate_screen) {
-            gate_screen.clone()
+        let s0 = if fresh(&gate.screen) {
+            gate.screen.clone()
         } else {
             check_same_pane(tmux, pane, pid)?
         };
@@ -1024,8 +1025,7 @@ impl Job<'_> {
         }
         // a forced send into a busy agent, by any look before the typing: the
         // look before the submit alone can be torn (a spinner row mid-redraw)
-        let busy_seen =
-            v0.state == State::Busy || detect(profile, gate_screen).state == State::Busy;
+        let busy_seen = v0.state == State::Busy || gate.state == State::Busy;
         if !force && v0.state != State::Ready {
             return Ok(Step::Regate(format!(
                 "changed after the gate, before typing: {} ({})",
@@ -1592,8 +1592,7 @@ mod tests {
         let profiles = Profiles::builtin();
         let profile = profiles.get("copilot").unwrap();
         const BODY: &str = "pg-quick queued second prompt";
-        let body = BODY;
-        let pl = crate::core::plan::plan(body.as_bytes(), profile.capability()).unwrap();
+        let pl = crate::core::plan::plan(BODY.as_bytes(), profile.capability()).unwrap();
         fn streaming() -> Screen {
             fixture("copilot/v1.0.102-41-model-streaming-120x40")
         }
@@ -1608,7 +1607,7 @@ mod tests {
         }
         let before = streaming();
         assert_eq!(
-            judge(profile, body, &before, &shown()).receipt,
+            judge(profile, BODY, &before, &shown()).receipt,
             ReceiptKind::Stranded
         );
         // looks: shown (0..3), then the marker (3..to), then running (busy)

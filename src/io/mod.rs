@@ -21,17 +21,16 @@ pub mod tmux;
 /// clear error, not a process that grows until the machine kills it. Pipes,
 /// FIFOs and `/dev/stdin` are read as files are.
 pub fn read_capped(path: &std::path::Path, max: u64) -> std::io::Result<Vec<u8>> {
+    read_upto(std::fs::File::open(path)?, max)?
+        .ok_or_else(|| std::io::Error::other(format!("more than {max} bytes (the limit)")))
+}
+
+/// Read `r` to its end but never past `max` bytes (`None`: there was more).
+pub fn read_upto(r: impl std::io::Read, max: u64) -> std::io::Result<Option<Vec<u8>>> {
     use std::io::Read;
     let mut v = Vec::new();
-    std::fs::File::open(path)?
-        .take(max + 1)
-        .read_to_end(&mut v)?;
-    if v.len() as u64 > max {
-        return Err(std::io::Error::other(format!(
-            "more than {max} bytes (the limit)"
-        )));
-    }
-    Ok(v)
+    r.take(max + 1).read_to_end(&mut v)?;
+    Ok((v.len() as u64 <= max).then_some(v))
 }
 
 /// [`read_capped`] as text.

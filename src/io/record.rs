@@ -22,7 +22,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub use crate::core::profile::record::{PartsDef, RecordDef, RecordFormat, SessionDef, StatusDef};
+pub use crate::core::profile::record::{
+    PartsDef, RecordDef, RecordFormat, SessionDef, StatusDef, StatusFormat,
+};
 
 /// One agent's status file, found once per gate and read at every look.
 #[derive(Debug, Clone)]
@@ -64,8 +66,11 @@ pub fn status_file(profile: &Profile, pane_pid: Option<u32>, procs: &[Proc]) -> 
     } else {
         path
     };
-    let started_ms = crate::io::proc::process_age(agent.pid)
-        .map(|age| (crate::io::tmux::now_ms() as u64).saturating_sub(age.as_millis() as u64));
+    // only where an entry's time is compared with it
+    let started_ms = def.time.as_ref().and_then(|_| {
+        let age = crate::io::proc::process_age(agent.pid)?;
+        Some((crate::io::tmux::now_ms() as u64).saturating_sub(age.as_millis() as u64))
+    });
     path.is_file().then(|| StatusFile {
         path,
         def: def.clone(),
@@ -77,40 +82,40 @@ impl StatusFile {
     /// The status now (`None`: unreadable, or a log with no turn event of this
     /// process).
     pub fn read(&self) -> Option<String> {
-        if self.def.format.as_deref() != Some("jsonl") {
-            let v: serde_json::Value =
-                serde_json::from_slice(&std::fs::read(&self.path).ok()?).ok()?;
-            return field(&v, &self.def.field)?.as_str().map(str::to_string);
+        match self.def.format {
+            StatusFormat::Json => {
+                let v: serde_json::Value =
+                    serde_json::from_slice(&std::fs::read(&self.path).ok()?).ok()?;
+                field(&v, &self.def.field)?.as_str().map(str::to_string)
+            }
+            // the log's last complete lines, read as a record is (a regular file)
+            StatusFormat::Jsonl => {
+                let files = crate::io::files::Files::Local;
+                let since = files.len(&self.path)?.saturating_sub(STATUS_TAIL);
+                let lines = tail_lines(&files, &self.path, since).ok()?;
+                last_status(&self.def, &lines, self.started_ms)
+            }
         }
-        let len = std::fs::metadata(&self.path).ok()?.len();
-        let raw = crate::io::files::Files::Local
-            .read_from(&self.path, len.saturating_sub(STATUS_TAIL))?;
-        last_status(&self.def, &raw, self.started_ms)
     }
 }
 
 /// The state the last turn event of a `jsonl` status log says (see
 /// [`StatusDef`]); an entry older than `started_ms` (a resumed session's) says
 /// nothing. A first line cut by the tail read does not parse and is passed over.
-fn last_status(def: &StatusDef, raw: &[u8], started_ms: Option<u64>) -> Option<String> {
-    let text = String::from_utf8_lossy(raw);
+fn last_status(def: &StatusDef, lines: &[String], started_ms: Option<u64>) -> Option<String> {
     let known = |s: &str| {
         def.busy.iter().any(|b| b == s)
             || def.waiting.iter().any(|w| w == s)
             || def.idle.iter().any(|i| i == s)
     };
-    for line in text.lines().rev() {
+    for line in lines.iter().rev() {
         let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
         };
-        let passes = def
-            .filter
-            .iter()
-            .all(|(k, want)| field(&v, k).and_then(|f| f.as_str()) == Some(want.as_str()));
         let Some(st) = field(&v, &def.field).and_then(|f| f.as_str()) else {
             continue;
         };
-        if !passes || !known(st) {
+        if !passes(&def.filter, &v) || !known(st) {
             continue;
         }
         let at = def.time.as_ref().and_then(|t| {
@@ -807,12 +812,17 @@ fn normalise(def: &RecordDef, s: &str) -> String {
     s
 }
 
+/// Does entry `v` have each of `filter`'s fields with its value?
+fn passes(filter: &BTreeMap<String, String>, v: &serde_json::Value) -> bool {
+    filter
+        .iter()
+        .all(|(k, want)| field(v, k).and_then(|f| f.as_str()) == Some(want.as_str()))
+}
+
 /// The text of one record entry, if it passes the filter.
 fn entry_text(def: &RecordDef, v: &serde_json::Value) -> Option<String> {
-    for (k, want) in &def.filter {
-        if field(v, k)?.as_str()? != want {
-            return None;
-        }
+    if !passes(&def.filter, v) {
+        return None;
     }
     let text = match field(v, &def.text)? {
         serde_json::Value::String(s) => Some(s.clone()),
@@ -1228,21 +1238,25 @@ mod tests {
             ev("item_completed", "2026-12-05T10:50:56.000Z"),
             item.to_string(),
         ]
-        .join("\n");
+        .to_vec();
         let start = crate::core::text::rfc3339_ms("2026-12-05T10:50:50.000Z");
         assert_eq!(
-            last_status(&def, log.as_bytes(), start).as_deref(),
+            last_status(&def, &log, start).as_deref(),
             Some("task_started")
         );
-        let done = format!("{log}\n{}", ev("turn_aborted", "2026-12-05T10:51:02.000Z"));
+        let done = [
+            log.clone(),
+            vec![ev("turn_aborted", "2026-12-05T10:51:02.000Z")],
+        ]
+        .concat();
         assert_eq!(
-            last_status(&def, done.as_bytes(), start).as_deref(),
+            last_status(&def, &done, start).as_deref(),
             Some("turn_aborted")
         );
         // a process started after that turn began: it resumed the session
         let later = crate::core::text::rfc3339_ms("2026-12-05T10:52:00.000Z");
-        assert_eq!(last_status(&def, log.as_bytes(), later), None);
-        assert_eq!(last_status(&def, item.as_bytes(), start), None);
+        assert_eq!(last_status(&def, &log, later), None);
+        assert_eq!(last_status(&def, &[item.to_string()], start), None);
     }
 
     fn def(text: &str) -> RecordDef {

@@ -133,6 +133,15 @@ fn wait_ms() -> u64 {
     500
 }
 
+/// How a `[status]` file holds the agent's state (see [`StatusDef`]).
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum StatusFormat {
+    #[default]
+    Json,
+    Jsonl,
+}
+
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum RecordFormat {
@@ -155,8 +164,8 @@ pub struct StatusDef {
     /// `json` (default): one JSON object, its `field` the state. `jsonl`: one
     /// object a line, appended; the last entry that passes `filter` and whose
     /// `field` is one of `busy`, `waiting` or `idle` is the state.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub format: Option<String>,
+    #[serde(default)]
+    pub format: StatusFormat,
     /// `jsonl`: only entries whose fields have these values.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub filter: BTreeMap<String, String>,
