@@ -37,7 +37,9 @@ fn receipt(o: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap_or_default()
 }
 
-fn proves_each_body(like: &str, record_under: &str) {
+/// `history`: the agent's input history, written sooner than its record
+/// (`[record] history`): the proof comes from there and names the record.
+fn proves_each_body(like: &str, record_under: &str, history: Option<&str>) {
     let srv = TmuxServer::new(120, 40, &[]);
     let (pane, home, _) = fake_with_home(&srv, like, &[]);
     srv.wait_state(&pane, "ready", 10.0);
@@ -60,10 +62,19 @@ fn proves_each_body(like: &str, record_under: &str) {
         assert_eq!(code(&o), 0, "{like}: {} {r}", stderr(&o));
         assert_eq!(r["receipt"], "consumed", "{r}");
         let p = &r["proof"];
-        assert_eq!(p["source"], "transcript", "{like}: {p}");
         assert_eq!(p["match"], "exact", "{like}: {p}");
         assert_eq!(p["sha256"], sha256(&body), "{like}: {p}");
-        let path = p["path"].as_str().unwrap_or("");
+        let path = match history {
+            Some(h) => {
+                assert_eq!(p["source"], "history", "{like}: {p}");
+                assert_eq!(p["path"].as_str(), home.join(h).to_str(), "{like}: {p}");
+                p["record"].as_str().unwrap_or("")
+            }
+            None => {
+                assert_eq!(p["source"], "transcript", "{like}: {p}");
+                p["path"].as_str().unwrap_or("")
+            }
+        };
         assert!(
             Path::new(path).starts_with(home.join(record_under)),
             "{like}: {path} not under {record_under}"
@@ -73,17 +84,18 @@ fn proves_each_body(like: &str, record_under: &str) {
 
 #[test]
 fn claude_receipts_carry_exact_proof_from_its_session_transcript() {
-    proves_each_body("claude", ".claude/projects");
+    // (the 5 KB body is kept in Claude's paste cache, named from its history)
+    proves_each_body("claude", ".claude/projects", Some(".claude/history.jsonl"));
 }
 
 #[test]
 fn codex_receipts_carry_exact_proof_from_its_history() {
-    proves_each_body("codex", ".codex/sessions/");
+    proves_each_body("codex", ".codex/sessions/", None);
 }
 
 #[test]
 fn gemini_receipts_carry_exact_proof_from_its_logs() {
-    proves_each_body("gemini", ".gemini/tmp");
+    proves_each_body("gemini", ".gemini/tmp", None);
 }
 
 #[test]
@@ -258,8 +270,13 @@ fn two_sessions_prove_their_own(like: &str, owner: &str) {
             assert_eq!(p["owner"], owner, "{like} round {round} {pane}: {p}");
             assert_eq!(p["sha256"], sha256(body.as_bytes()), "{p}");
             // the file is the one this pane's agent writes: its pid is in its name
+            // (proven from the shared input history: the entry of its session,
+            // and the record it names)
             let pid = srv.tmux_out(&["display", "-p", "-t", pane, "#{pane_pid}"]);
-            let path = p["path"].as_str().unwrap_or("");
+            let path = match p["source"].as_str() {
+                Some("history") => p["record"].as_str().unwrap_or(""),
+                _ => p["path"].as_str().unwrap_or(""),
+            };
             assert!(
                 path.contains(&format!("fake-{}", pid.trim())),
                 "{like} round {round} {pane} (pid {}): {path}",

@@ -454,7 +454,7 @@ fn send(a: &Agent, body: &str, extra: &[&str]) -> (Value, Duration) {
     // proof from the agent's own record, not only the screen (codex: its session
     // rollout, which has a start-up prompt at once, where history.jsonl has it only
     // when the turn ends)
-    let proof = (r["proof"]["source"].as_str(), proof_match(&r));
+    let proof = (own_record(&r), proof_match(&r));
     let ok = proof == (Some("transcript"), Some("exact"));
     assert!(
         ok,
@@ -1503,7 +1503,7 @@ fn offline_send(a: &Agent, body: &str, extra: &[&str]) -> (Value, Duration) {
         (
             code(&o),
             r["receipt"].as_str(),
-            r["proof"]["source"].as_str(),
+            own_record(&r),
             proof_match(&r)
         ),
         (0, Some("consumed"), Some("transcript"), Some("exact")),
@@ -1743,7 +1743,7 @@ fn offline_ready_run(
         (
             code(&o),
             r["receipt"].as_str(),
-            r["proof"]["source"].as_str(),
+            own_record(&r),
             proof_match(&r)
         ),
         (0, Some("consumed"), Some("transcript"), Some("exact")),
@@ -1908,6 +1908,16 @@ fn proof_match(r: &Value) -> Option<&str> {
     }
 }
 
+/// The proof's source, the agent's input history (`[record] history`, written
+/// sooner: Claude's `history.jsonl`) read as its record (`transcript`): both
+/// are the agent's own record of the prompt it took.
+fn own_record(r: &Value) -> Option<&str> {
+    match r["proof"]["source"].as_str() {
+        Some("history") => Some("transcript"),
+        s => s,
+    }
+}
+
 /// Issue 23: two real sessions of one agent in one project (one HOME, one
 /// directory), each sent its own prompt at the same moment by its own `send`:
 /// each receipt proves its own prompt from the record its own agent process
@@ -2035,7 +2045,13 @@ fn two_sessions_in_one_project(name: &'static str, owner: &str) {
                 r["proof"]["owner"], owner,
                 "{name} round {round} {sock}: {r}"
             );
-            paths.push(r["proof"]["path"].as_str().unwrap_or("").to_string());
+            // (proven from the input history both sessions share: the entry of
+            // its own session, and the transcript its registry names)
+            let file = match r["proof"]["source"].as_str() {
+                Some("history") => &r["proof"]["record"],
+                _ => &r["proof"]["path"],
+            };
+            paths.push(file.as_str().unwrap_or("").to_string());
         }
         assert_ne!(
             paths[0], paths[1],

@@ -205,11 +205,12 @@ pub fn answer_after(
     };
     let mut tmux = crate::io::tmux::Control::new(server.clone(), &asked.pane);
     let screen = tmux.read(&asked.pane).ok();
-    let proved = rec
-        .proof
-        .as_ref()
-        .filter(|p| p.source == "transcript")
-        .and_then(|p| p.path.clone());
+    let proved = rec.proof.as_ref().and_then(|p| match p.source {
+        "transcript" => p.path.clone(),
+        // proven from the input history: the transcript its registry names
+        "history" => p.record.clone(),
+        _ => None,
+    });
     let paths = crate::io::answer::reply_files(
         profile,
         screen.as_ref().and_then(|s| s.pid),

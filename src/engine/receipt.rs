@@ -111,7 +111,7 @@ impl Receipt {
         self.proof.as_ref().map(|p| p.matched)
     }
 
-    /// The proof's `source` (`transcript`, `hook`, `screen`), if there is a proof.
+    /// The proof's `source` (`transcript`, `history`, `hook`, `screen`), if there is a proof.
     pub fn proof_source(&self) -> Option<&str> {
         self.proof.as_ref().map(|p| p.source)
     }
@@ -120,7 +120,10 @@ impl Receipt {
     /// agent's own record holds the body (exactly or not), so its turn began;
     /// otherwise only a busy screen or the start grace can say so.
     pub fn turn_start(&self) -> crate::engine::gate::TurnStart {
-        let taken = self.proof_source() == Some("transcript")
+        // (an input history that is no sign of a turn begun is an `[record]`
+        // of its own, `input_history`; `[record] history` is written as the
+        // turn begins: Claude Code's, on the submit of an idle agent)
+        let taken = matches!(self.proof_source(), Some("transcript" | "history"))
             && matches!(
                 self.proof_match(),
                 Some("exact" | "exact-but-whitespace" | "mangled")

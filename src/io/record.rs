@@ -84,8 +84,10 @@ impl StatusFile {
     pub fn read(&self) -> Option<String> {
         match self.def.format {
             StatusFormat::Json => {
-                let v: serde_json::Value =
-                    serde_json::from_slice(&std::fs::read(&self.path).ok()?).ok()?;
+                // a regular file, not through a link, bounded (a FIFO there
+                // would hold every look of the gate)
+                let raw = read_regular(&crate::io::files::Files::Local, &self.path)?;
+                let v: serde_json::Value = serde_json::from_slice(&raw).ok()?;
                 field(&v, &self.def.field)?.as_str().map(str::to_string)
             }
             // the log's last complete lines, read as a record is (a regular file)
@@ -137,8 +139,9 @@ fn last_status(def: &StatusDef, lines: &[String], started_ms: Option<u64>) -> Op
 /// What the agent's own record says about one send (the receipt's `proof`).
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct Proof {
-    /// `transcript` (the agent's record), `hook` (its hook event) or `screen`
-    /// (no record could be read).
+    /// `transcript` (the agent's record), `history` (its input history, written
+    /// sooner: `[record] history`), `hook` (its hook event) or `screen` (no
+    /// record could be read).
     pub source: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
@@ -182,6 +185,10 @@ pub struct Proof {
     /// How long after the submit the entry was read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waited_ms: Option<u64>,
+    /// `history`: the agent's record file (its transcript) this session
+    /// writes, where its turn and its reply are read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub record: Option<String>,
 }
 
 /// Where a mangled entry parts from the body: up to 40 bytes either side of
@@ -215,6 +222,7 @@ impl Proof {
             diff: None,
             other_entries: None,
             waited_ms: None,
+            record: None,
         }
     }
 
@@ -228,7 +236,8 @@ impl Proof {
 
     /// Is the record this proof read known to be this agent process's own?
     pub fn owner_proven(&self) -> bool {
-        self.source == "transcript" && self.owner.is_some_and(|o| o != "unproven")
+        matches!(self.source, "transcript" | "history")
+            && self.owner.is_some_and(|o| o != "unproven")
     }
 }
 
@@ -293,6 +302,9 @@ pub struct Mark {
     /// Who writes the record: the pane's and the agent's process ids, the
     /// agent's environment and directory (for its session registry).
     who: Option<Who>,
+    /// The agent's input history (`[record] history`), marked beside the
+    /// record: it may hold the body sooner.
+    sooner: Option<Box<Mark>>,
 }
 
 #[derive(Debug, Clone)]
@@ -347,7 +359,58 @@ pub fn mark(profile: &Profile, pane_pid: Option<u32>) -> std::result::Result<Mar
         env,
         cwd,
     };
-    Ok(Mark::new(def, pattern, files, wait, Some(who)))
+    let history = def
+        .history
+        .as_deref()
+        .and_then(|h| history_def(h, &def, &files, &who));
+    let mut m = Mark::new(def, pattern, files.clone(), wait, Some(who));
+    m.sooner = history.map(|(h, path)| Box::new(Mark::new(h, path, files, wait, None)));
+    Ok(m)
+}
+
+/// The record's input history (`[record] history`) for this agent process: its
+/// definition with `{session}` filled in from the record's session registry,
+/// and its one file. `None` when the session is not known or the path names
+/// no single file.
+fn history_def(
+    h: &RecordDef,
+    record: &RecordDef,
+    files: &crate::io::files::Files,
+    who: &Who,
+) -> Option<(RecordDef, PathBuf)> {
+    let path = expand(&h.path, &who.env, &who.cwd).ok()?;
+    if path.to_string_lossy().contains('*') {
+        return None;
+    }
+    let mut h = h.clone();
+    h.history = None;
+    if h.filter.values().any(|v| v.contains("{session}")) {
+        let id = session_id(files, record.session.as_ref()?, who)?;
+        for v in h.filter.values_mut() {
+            *v = v.replace("{session}", &id);
+        }
+    }
+    Some((h, path))
+}
+
+/// The session id the agent's session registry names (`[record] session`), if
+/// it is one a file name can hold.
+fn session_id(files: &crate::io::files::Files, s: &SessionDef, who: &Who) -> Option<String> {
+    let reg = expand(
+        &s.registry.replace("{pid}", &who.agent_pid.to_string()),
+        &who.env,
+        &who.cwd,
+    )
+    .ok()?;
+    let raw = read_regular(files, &reg)?;
+    let v: serde_json::Value = serde_json::from_slice(&raw).ok()?;
+    let id = field(&v, &s.field)?.as_str()?;
+    let safe = !id.is_empty()
+        && id.len() <= 200
+        && !id.contains(['/', '\\', '\0', '*', '{', '}'])
+        && id != "."
+        && id != "..";
+    safe.then(|| id.to_string())
 }
 
 /// What a [`Mark`] saw, kept on disk by the queue beside an item while it is
@@ -399,6 +462,7 @@ impl Mark {
             files,
             wait,
             who,
+            sooner: None,
         };
         let (listed, cut) = matching_all(&m.files, &m.pattern, each);
         m.complete = !cut;
@@ -444,6 +508,24 @@ impl Mark {
         let mut repeat: Option<bool> = None;
         loop {
             let now = Instant::now();
+            // the input history, written sooner, proves the body when it holds it
+            if let Some(mut p) = self.sooner.as_ref().map(|h| h.look(body)) {
+                if is_exact(p.matched) {
+                    p.source = "history";
+                    p.owner = Some(if self.def.session.is_some() {
+                        "registry"
+                    } else {
+                        "path"
+                    });
+                    p.record = self
+                        .who
+                        .as_ref()
+                        .and_then(|w| self.registry_file(w))
+                        .map(|f| f.display().to_string());
+                    p.waited_ms = Some(start.elapsed().as_millis() as u64);
+                    return p;
+                }
+            }
             let mut p = self.look(body);
             // an agent that skips a prompt equal to its newest entry: that entry
             // is this send's body, so nothing will come (the screen decides)
@@ -594,24 +676,8 @@ impl Mark {
     /// The file the agent's session registry names (`[record] session`).
     fn registry_file(&self, who: &Who) -> Option<PathBuf> {
         let s = self.def.session.as_ref()?;
-        let reg = expand(
-            &s.registry.replace("{pid}", &who.agent_pid.to_string()),
-            &who.env,
-            &who.cwd,
-        )
-        .ok()?;
-        let raw = self.files.read(&reg)?;
-        let v: serde_json::Value = serde_json::from_slice(&raw).ok()?;
-        let id = field(&v, &s.field)?.as_str()?;
-        let safe = !id.is_empty()
-            && id.len() <= 200
-            && !id.contains(['/', '\\', '\0', '*', '{', '}'])
-            && id != "."
-            && id != "..";
-        if !safe {
-            return None;
-        }
-        expand(&s.file.replace("{session}", id), &who.env, &who.cwd).ok()
+        let id = session_id(&self.files, s, who)?;
+        expand(&s.file.replace("{session}", &id), &who.env, &who.cwd).ok()
     }
 
     /// The texts appended to `path` since `since` (bytes or entries), in order;
@@ -621,20 +687,107 @@ impl Mark {
             RecordFormat::Jsonl => tail_lines(&self.files, p, since)?
                 .into_iter()
                 .filter_map(|l| serde_json::from_str::<serde_json::Value>(&l).ok())
-                .filter_map(|v| entry_text(&self.def, &v))
-                .map(|t| put_back_files(&self.files, &self.def, p, t))
+                .filter_map(|v| self.text_of(p, &v))
                 .collect(),
             RecordFormat::JsonArray => read_array(&self.files, p)?
                 .into_iter()
                 .skip(since as usize)
-                .filter_map(|v| entry_text(&self.def, &v))
-                .map(|t| put_back_files(&self.files, &self.def, p, t))
+                .filter_map(|v| self.text_of(p, &v))
                 .collect(),
             RecordFormat::PrefixedLines => {
                 prefixed_entries(&tail_lines(&self.files, p, since)?, &self.def)
             }
         })
     }
+}
+
+impl Mark {
+    /// The prompt an entry of the record file `p` holds, its pasted text and
+    /// file references put back.
+    fn text_of(&self, p: &Path, v: &serde_json::Value) -> Option<String> {
+        let t = entry_text(&self.def, v)?;
+        let t = match &self.def.pasted {
+            Some(pd) => put_back_pasted(&self.files, pd, p, v, t),
+            None => t,
+        };
+        Some(put_back_files(&self.files, &self.def, p, t))
+    }
+}
+
+/// Each placeholder of a paste kept by id (`[record] pasted`) replaced by the
+/// part's text, inline or from its file under the record's directory; a
+/// placeholder whose part is missing or unreadable is left as it is.
+fn put_back_pasted(
+    files: &crate::io::files::Files,
+    pd: &crate::core::profile::record::PastedDef,
+    record: &Path,
+    v: &serde_json::Value,
+    text: String,
+) -> String {
+    let Ok(re) = regex_of(&pd.pattern) else {
+        return text;
+    };
+    let parts: Vec<&serde_json::Value> = match field(v, &pd.field) {
+        Some(serde_json::Value::Object(m)) => m.values().collect(),
+        Some(serde_json::Value::Array(a)) => a.iter().collect(),
+        _ => return text,
+    };
+    if parts.is_empty() {
+        return text;
+    }
+    let id_of = |p: &serde_json::Value| match field(p, &pd.id)? {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    };
+    let from_file = |p: &serde_json::Value| -> Option<String> {
+        let name = fill_fields(pd.file.as_deref()?, p)?;
+        let dir = record.parent()?;
+        let path = dir.join(&name);
+        let inside = !Path::new(&name).is_absolute()
+            && !Path::new(&name)
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)));
+        let raw = inside.then(|| read_regular(files, &path)).flatten()?;
+        String::from_utf8(raw).ok()
+    };
+    re.replace_all(&text, |c: &regex::Captures| {
+        let whole = c[0].to_string();
+        let Some(id) = c.name("id").map(|m| m.as_str()) else {
+            return whole;
+        };
+        let Some(part) = parts.iter().find(|p| id_of(p).as_deref() == Some(id)) else {
+            return whole;
+        };
+        match field(part, &pd.text).and_then(|t| t.as_str()) {
+            Some(t) => t.to_string(),
+            None => from_file(part).unwrap_or(whole),
+        }
+    })
+    .into_owned()
+}
+
+/// `template` with each `{NAME}` replaced by the part's field NAME, a string of
+/// letters, digits, `-` and `_` only.
+fn fill_fields(template: &str, part: &serde_json::Value) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(i) = rest.find('{') {
+        out.push_str(&rest[..i]);
+        let j = rest[i..].find('}')?;
+        let v = field(part, &rest[i + 1..i + j])?.as_str()?;
+        let ok = !v.is_empty()
+            && v.len() <= 200
+            && v.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !ok {
+            return None;
+        }
+        out.push_str(v);
+        rest = &rest[i + j + 1..];
+    }
+    out.push_str(rest);
+    Some(out)
 }
 
 /// The files that processes under `pane_pid` hold open and that `pattern`
@@ -875,7 +1028,7 @@ fn put_back_files(
                 .components()
                 .any(|x| x == std::path::Component::ParentDir);
         match inside
-            .then(|| files.read(path))
+            .then(|| read_regular(files, path))
             .flatten()
             .and_then(|b| String::from_utf8(b).ok())
         {
@@ -959,6 +1112,13 @@ const READ_MAX: u64 = 64 << 20;
 /// rewritten). Locally only a regular file is read, never through a symbolic
 /// link (a link in a record directory may point at another session's record),
 /// never a FIFO or a device (a read could block).
+/// A whole file the agent wrote beside its record (a session registry, a paste
+/// it keeps in a file), read as a record is: a regular file, not through a
+/// link, bounded; `None` when it is missing, empty or not such a file.
+fn read_regular(files: &crate::io::files::Files, path: &Path) -> Option<Vec<u8>> {
+    read_tail(files, path, 0).ok().filter(|b| !b.is_empty())
+}
+
 fn read_tail(
     files: &crate::io::files::Files,
     path: &Path,
@@ -1276,6 +1436,8 @@ mod tests {
             wait_ms: 10,
             startup_wait_ms: None,
             session: None,
+            pasted: None,
+            history: None,
         }
     }
 
@@ -1386,6 +1548,114 @@ mod tests {
             sha256_hex(b"abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+
+    /// Claude's session registry (its status, its session id) is read as a
+    /// record is: a FIFO or a link there is not read (a FIFO held every look).
+    #[test]
+    fn a_registry_that_is_no_regular_file_is_not_read() {
+        let p = crate::core::profile::Profiles::builtin();
+        let def = p.get("claude").unwrap().def.status.clone().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("1.json");
+        std::fs::write(&real, r#"{"status":"busy","sessionId":"s"}"#).unwrap();
+        let file = |path: PathBuf| StatusFile {
+            path,
+            def: def.clone(),
+            started_ms: None,
+        };
+        assert_eq!(file(real.clone()).read().as_deref(), Some("busy"));
+        let link = dir.path().join("2.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert_eq!(file(link).read(), None);
+        let fifo = dir.path().join("3.json");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        assert_eq!(file(fifo.clone()).read(), None);
+        let files = crate::io::files::Files::Local;
+        assert_eq!(read_regular(&files, &fifo), None);
+    }
+
+    /// Claude Code's input history as its profile reads it: this session's
+    /// entries only, each paste put back from `pastedContents` (inline, or the
+    /// paste cache file its hash names), nothing read outside the history's
+    /// directory, a placeholder with no part kept as typed.
+    #[test]
+    fn claudes_input_history_puts_back_its_pastes_for_this_session_only() {
+        let p = crate::core::profile::Profiles::builtin();
+        let mut h = *p
+            .get("claude")
+            .unwrap()
+            .def
+            .record
+            .clone()
+            .unwrap()
+            .history
+            .unwrap();
+        h.filter.insert("sessionId".into(), "s-1".into());
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("history.jsonl");
+        std::fs::create_dir_all(dir.path().join("paste-cache")).unwrap();
+        std::fs::write(dir.path().join("paste-cache/0123abcd.txt"), "big\npaste").unwrap();
+        std::fs::write(dir.path().join("secret.txt"), "not a paste").unwrap();
+        std::fs::write(&f, "").unwrap();
+        let m = mark_now(h, &f);
+        let entry = |display: &str, pasted: serde_json::Value, session: &str| {
+            serde_json::json!({"display": display, "pastedContents": pasted,
+                "timestamp": 1, "project": "/p", "sessionId": session})
+            .to_string()
+                + "\n"
+        };
+        let lines = [
+            entry("mine", serde_json::json!({}), "s-1"),
+            entry("theirs", serde_json::json!({}), "s-2"),
+            entry(
+                "see [Pasted text #1 +2 lines] and [Pasted text #2 +1 lines]!",
+                serde_json::json!({
+                    "1": {"id": 1, "type": "text", "content": "a\n\tb\nc"},
+                    "2": {"id": 2, "type": "text", "contentHash": "0123abcd"}}),
+                "s-1",
+            ),
+            entry(
+                "[Pasted text #3 +1 lines] [Pasted text #4] [Pasted text #9 +1 lines]",
+                serde_json::json!({
+                    "3": {"id": 3, "type": "text", "contentHash": "../secret"},
+                    "4": {"id": 4, "type": "text", "contentHash": "nosuch"}}),
+                "s-1",
+            ),
+            // a link and a FIFO in the paste cache are never read (a FIFO
+            // would hold the send)
+            entry(
+                "[Pasted text #5] [Pasted text #6]",
+                serde_json::json!({
+                    "5": {"id": 5, "type": "text", "contentHash": "link"},
+                    "6": {"id": 6, "type": "text", "contentHash": "fifo"}}),
+                "s-1",
+            ),
+        ];
+        std::os::unix::fs::symlink(
+            dir.path().join("secret.txt"),
+            dir.path().join("paste-cache/link.txt"),
+        )
+        .unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(dir.path().join("paste-cache/fifo.txt"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        std::fs::write(&f, lines.concat()).unwrap();
+        assert_eq!(
+            m.appended(&f, 0).unwrap(),
+            vec![
+                "mine".to_string(),
+                "see a\n\tb\nc and big\npaste!".to_string(),
+                "[Pasted text #3 +1 lines] [Pasted text #4] [Pasted text #9 +1 lines]".to_string(),
+                "[Pasted text #5] [Pasted text #6]".to_string(),
+            ]
+        );
+        // the body byte for byte; another session's entry proves nothing
+        assert_eq!(m.prove("see a\n\tb\nc and big\npaste!").matched, "exact");
+        assert_eq!(m.prove("theirs").matched, "not-yet");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! `--records`: each submitted prompt is also written where the real agent
 //! records it, in its format, under the fake's `$HOME` (so the proof of receipt
 //! reads a fake exactly as it reads the real agent):
-//! claude `~/.claude/projects/<cwd, non-alphanumerics as ->/<session>.jsonl`,
+//! claude `~/.claude/projects/<cwd, non-alphanumerics as ->/<session>.jsonl`
+//! (and its input history, `~/.claude/history.jsonl`),
 //! codex `$CODEX_HOME/history.jsonl` (default `~/.codex`) and its session
 //! rollout `$CODEX_HOME/sessions/Y/M/D/rollout-*.jsonl` (held open, as codex
 //! holds it), gemini
@@ -107,6 +108,42 @@ pub fn fire_hooks(like: Like, event: &str, payload: serde_json::Value) {
     }
 }
 
+/// Claude Code's input history, `~/.claude/history.jsonl`, as 2.1.332 writes it
+/// (before its transcript): a paste of more than two newlines or 800 bytes is
+/// `[Pasted text #N +M lines]` in `display`, its text in `pastedContents`,
+/// inline up to 1 KiB, else in `paste-cache/<hash>.txt` named by `contentHash`.
+fn claude_history(
+    dir: &std::path::Path,
+    cwd: &std::path::Path,
+    session: &str,
+    text: &str,
+    now: u64,
+) -> std::io::Result<()> {
+    let lines = text.matches('\n').count();
+    let (display, pasted) = if lines > 2 || text.len() > 800 {
+        let part = if text.len() <= 1024 {
+            json!({"id": 1, "type": "text", "content": text})
+        } else {
+            let hash = &crate::core::text::sha256_hex(text.as_bytes())[..16];
+            let cache = dir.join("paste-cache");
+            std::fs::create_dir_all(&cache)?;
+            std::fs::write(cache.join(format!("{hash}.txt")), text)?;
+            json!({"id": 1, "type": "text", "contentHash": hash})
+        };
+        (
+            format!("[Pasted text #1 +{lines} lines]"),
+            json!({"1": part}),
+        )
+    } else {
+        (text.to_string(), json!({}))
+    };
+    append_line(
+        &dir.join("history.jsonl"),
+        &json!({"display": display, "pastedContents": pasted, "timestamp": now,
+                "project": cwd, "sessionId": session}),
+    )
+}
+
 /// Record `text` as the real agent `like` would.
 pub fn append(like: Like, text: &str) -> std::io::Result<()> {
     let cwd = std::env::current_dir().unwrap_or_default();
@@ -121,6 +158,7 @@ pub fn append(like: Like, text: &str) -> std::io::Result<()> {
                 .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
                 .collect();
             let dir = env_dir("CLAUDE_CONFIG_DIR", home().join(".claude"));
+            claude_history(&dir, &cwd, &session, text, now)?;
             let path = dir
                 .join("projects")
                 .join(dashed)

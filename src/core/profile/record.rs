@@ -80,6 +80,41 @@ pub struct RecordDef {
     /// files the agent's processes hold open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<SessionDef>,
+    /// Pasted text the agent keeps out of `text` by id, each paste leaving a
+    /// placeholder that names its id (Claude Code's `history.jsonl`:
+    /// `[Pasted text #2 +40 lines]` in `display`, the text in `pastedContents`,
+    /// inline or in a file of its paste cache).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pasted: Option<PastedDef>,
+    /// The agent's input history, a second record written as a prompt is
+    /// submitted, sooner than this one (Claude Code: `history.jsonl` about 50 ms
+    /// after the submit key, its transcript about 120 ms). Read beside the
+    /// record and believed only when it holds the body: its entry proves the
+    /// send; an other entry or none says nothing (the record decides). A
+    /// `filter` value `{session}` is the session id the record's `session`
+    /// registry names: without that id, and for a `path` with a `*`, the
+    /// history is not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<Box<RecordDef>>,
+}
+
+/// A record's pasted text kept by id (`[record] pasted = { … }`).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PastedDef {
+    /// The entry's pasted parts, dotted: an object (its values) or a list.
+    pub field: String,
+    /// A regex for a placeholder in `text`; its group `id` names the part.
+    pub pattern: String,
+    /// In a part: its id, dotted (a number or a string).
+    pub id: String,
+    /// In a part: its text, dotted.
+    pub text: String,
+    /// A part without `text`: the file that holds it, relative to the record's
+    /// directory; `{NAME}` is the part's field NAME (letters, digits, `-`, `_`
+    /// only). Only files under the record's directory are read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 /// A record's session registry (`[record] session = { registry, field, file }`).
@@ -111,6 +146,8 @@ impl RecordDef {
             wait_ms: wait_ms(),
             startup_wait_ms: None,
             session: None,
+            pasted: None,
+            history: None,
             input_history: false,
             skips_repeat: false,
         }
