@@ -76,20 +76,7 @@ impl Master {
         let base = ssh_base();
         let secs = timeout.as_secs().max(1).to_string();
         let mut cmd = Command::new(&base[0]);
-        #[cfg(target_os = "linux")]
-        {
-            use std::os::unix::process::CommandExt;
-            // the connection ends with this process, however it ends (a
-            // signal before anything was typed ends it without a drop)
-            unsafe {
-                cmd.pre_exec(|| {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                    Ok(())
-                });
-            }
-        }
-        let child = cmd
-            .args(&base[1..])
+        cmd.args(&base[1..])
             .args(["-M", "-N", "-S"])
             .arg(&socket)
             .args(["-o", "ControlMaster=yes", "-o", "ControlPersist=no"])
@@ -104,9 +91,11 @@ impl Master {
             .arg(host)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(err)
-            .spawn()
-            .map_err(|e| format!("cannot run {}: {e}", base[0]))?;
+            .stderr(err);
+        // the connection ends with this process, however it ends (a signal
+        // before anything was typed ends it without a drop)
+        let child =
+            crate::io::proc::spawn_tied(cmd).map_err(|e| format!("cannot run {}: {e}", base[0]))?;
         let mut m = Master {
             child,
             host: host.to_string(),

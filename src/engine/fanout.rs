@@ -8,7 +8,7 @@ use crate::core::error::{Error, Refused, Result};
 use crate::core::plan::Body;
 use crate::core::profile::Profiles;
 use crate::engine::deliver::{deliver_to, Outcome, SendOpts, Shared};
-use crate::engine::observe::observe;
+use crate::engine::observe::observe_screen;
 use crate::engine::sink::Quiet;
 use crate::io::tmux::{Process, Server, Tmux};
 use serde_json::json;
@@ -22,11 +22,15 @@ pub fn agent_panes(
 ) -> Result<Vec<String>> {
     let mut tmux = Process::new(server.clone());
     let mut panes = Vec::new();
-    for p in tmux.list_panes()? {
-        if session.is_some_and(|s| p.target.split(':').next() != Some(s)) {
-            continue;
-        }
-        let Ok(o) = observe(&mut tmux, profiles, None, &p.id) else {
+    let listed: Vec<_> = tmux
+        .list_panes()?
+        .into_iter()
+        .filter(|p| session.is_none_or(|s| p.target.split(':').next() == Some(s)))
+        .collect();
+    // one batched read for all of them (over ssh one round trip, not one a pane)
+    let ids: Vec<String> = listed.iter().map(|p| p.id.clone()).collect();
+    for (p, screen) in listed.into_iter().zip(tmux.read_many(&ids)) {
+        let Ok(o) = screen.and_then(|s| observe_screen(profiles, None, &p.id, s)) else {
             continue;
         };
         let Some(agent) = o.identity.agent else {

@@ -270,18 +270,8 @@ impl FarShell {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
-        #[cfg(target_os = "linux")]
-        {
-            use std::os::unix::process::CommandExt;
-            // it ends with this process (its input closes then too)
-            unsafe {
-                c.pre_exec(|| {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                    Ok(())
-                });
-            }
-        }
-        let mut child = c.spawn().ok()?;
+        // it ends with this process (its input closes then too)
+        let mut child = crate::io::proc::spawn_tied(c).ok()?;
         let input = child.stdin.take()?;
         let output = std::io::BufReader::new(child.stdout.take()?);
         Some(FarShell {

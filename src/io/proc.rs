@@ -262,9 +262,71 @@ pub fn alive(pid: u32) -> bool {
     sent || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
+/// Start `cmd` as a child that ends with this process: on Linux it gets
+/// SIGTERM when its parent goes (`PR_SET_PDEATHSIG`). That signal follows the
+/// *thread* that spawned it, not the process, so the child is spawned by one
+/// thread that lives as long as the process: a far shell or control-mode
+/// client started by a short-lived thread (a record's proof, one pane's
+/// delivery of a fan-out) was killed when that thread ended, and every later
+/// call paid for a new ssh session (a 4-host fleet started 62 where 30 do).
+pub fn spawn_tied(mut cmd: std::process::Command) -> std::io::Result<std::process::Child> {
+    #[cfg(target_os = "linux")]
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+    type Ask = (
+        std::process::Command,
+        std::sync::mpsc::Sender<std::io::Result<std::process::Child>>,
+    );
+    static SPAWNER: std::sync::OnceLock<std::sync::Mutex<std::sync::mpsc::Sender<Ask>>> =
+        std::sync::OnceLock::new();
+    let spawner = SPAWNER.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<Ask>();
+        std::thread::spawn(move || {
+            for (mut cmd, reply) in rx {
+                let _ = reply.send(cmd.spawn());
+            }
+        });
+        std::sync::Mutex::new(tx)
+    });
+    let (tx, rx) = std::sync::mpsc::channel();
+    let sent = spawner
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .send((cmd, tx));
+    match sent {
+        Ok(()) => rx
+            .recv()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the spawner thread is gone"))),
+        Err(std::sync::mpsc::SendError((mut cmd, _))) => cmd.spawn(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A child started by a thread that then ends lives on (it was killed
+    /// with the thread: a far shell started by a record's proof thread).
+    #[test]
+    fn a_tied_child_outlives_the_thread_that_started_it() {
+        let mut child = std::thread::spawn(|| {
+            let mut c = std::process::Command::new("sleep");
+            c.arg("5");
+            spawn_tied(c).unwrap()
+        })
+        .join()
+        .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let alive = child.try_wait().unwrap().is_none();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(alive, "the child died with the thread that started it");
+    }
 
     #[test]
     fn the_tree_from_children_files_is_the_tree_of_the_whole_walk() {

@@ -135,23 +135,13 @@ impl Conn {
         // Its own process group: a Ctrl-C at the terminal while a prompt is typed
         // is held by promptgate (see `interrupt`) and must not cut the connection.
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        #[cfg(target_os = "linux")]
-        unsafe {
-            use std::os::unix::process::CommandExt;
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                Ok(())
-            });
-        }
-        let mut child = cmd
-            .stdin(Stdio::piped())
+        cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => Error::TmuxMissing,
-                _ => Error::Io(e),
-            })?;
+            .stderr(Stdio::null());
+        let mut child = crate::io::proc::spawn_tied(cmd).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::TmuxMissing,
+            _ => Error::Io(e),
+        })?;
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let (tx, rx) = channel();
@@ -324,6 +314,29 @@ impl Control {
 
     fn attach(&mut self, pane: &str) {
         let server = self.one_shot.server.clone();
+        // the pane's session and the server's socket in one call (over ssh,
+        // each call is a session of its own)
+        let asked = self.one_shot.run(
+            &[
+                "display-message",
+                "-p",
+                "-t",
+                &exact_target(pane),
+                "#{session_id}\t#{socket_path}",
+            ],
+            None,
+            Some(pane),
+        );
+        let session = asked.map(|s| {
+            let (id, socket) = s
+                .trim_end_matches('\n')
+                .split_once('\t')
+                .unwrap_or((&s, ""));
+            if !socket.is_empty() {
+                self.one_shot.learn_socket_once(socket.to_string());
+            }
+            id.trim().to_string()
+        });
         let server_key = match self.one_shot.server_key() {
             Ok(k) => k,
             Err(e) => {
@@ -331,18 +344,6 @@ impl Control {
                 return;
             }
         };
-        let session = self.one_shot.run(
-            &[
-                "display-message",
-                "-p",
-                "-t",
-                &exact_target(pane),
-                "#{session_id}",
-            ],
-            None,
-            Some(pane),
-        );
-        let session = session.map(|s| s.trim().to_string());
         // one attach at a time in this process: a reader that finds one for its
         // server and session polls through it
         let mut reg = registry().lock().unwrap_or_else(|p| p.into_inner());

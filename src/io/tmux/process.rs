@@ -29,6 +29,11 @@ impl Process {
         self.socket = Some(socket);
     }
 
+    /// [`learn_socket`](Self::learn_socket), unless it is known already.
+    pub(crate) fn learn_socket_once(&mut self, socket: String) {
+        self.socket.get_or_insert(socket);
+    }
+
     /// Note the server's release that a read named.
     pub(crate) fn learn_release(&mut self, s: &Screen) {
         if let Some(v) = &s.tmux_version {
