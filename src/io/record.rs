@@ -1606,30 +1606,38 @@ mod tests {
             .to_string()
                 + "\n"
         };
+        // the parts of an entry: (id, the field that holds the text, its value)
+        let parts = |ps: &[(u32, &str, &str)]| {
+            let m: serde_json::Map<String, serde_json::Value> = ps
+                .iter()
+                .map(|(id, k, v)| {
+                    let part = serde_json::json!({"id": id, "type": "text", *k: v});
+                    (id.to_string(), part)
+                })
+                .collect();
+            serde_json::Value::Object(m)
+        };
         let lines = [
-            entry("mine", serde_json::json!({}), "s-1"),
-            entry("theirs", serde_json::json!({}), "s-2"),
+            entry("mine", parts(&[]), "s-1"),
+            entry("theirs", parts(&[]), "s-2"),
             entry(
                 "see [Pasted text #1 +2 lines] and [Pasted text #2 +1 lines]!",
-                serde_json::json!({
-                    "1": {"id": 1, "type": "text", "content": "a\n\tb\nc"},
-                    "2": {"id": 2, "type": "text", "contentHash": "0123abcd"}}),
+                parts(&[(1, "content", "a\n\tb\nc"), (2, "contentHash", "0123abcd")]),
                 "s-1",
             ),
             entry(
                 "[Pasted text #3 +1 lines] [Pasted text #4] [Pasted text #9 +1 lines]",
-                serde_json::json!({
-                    "3": {"id": 3, "type": "text", "contentHash": "../secret"},
-                    "4": {"id": 4, "type": "text", "contentHash": "nosuch"}}),
+                parts(&[
+                    (3, "contentHash", "../secret"),
+                    (4, "contentHash", "nosuch"),
+                ]),
                 "s-1",
             ),
             // a link and a FIFO in the paste cache are never read (a FIFO
             // would hold the send)
             entry(
                 "[Pasted text #5] [Pasted text #6]",
-                serde_json::json!({
-                    "5": {"id": 5, "type": "text", "contentHash": "link"},
-                    "6": {"id": 6, "type": "text", "contentHash": "fifo"}}),
+                parts(&[(5, "contentHash", "link"), (6, "contentHash", "fifo")]),
                 "s-1",
             ),
         ];
