@@ -58,7 +58,8 @@ check "tools/list names list_agents" '"name": "list_agents"' --method tools/list
 check "list_agents finds the fake claude" "1 agent pane(s): $agent claude ready" \
 	--method tools/call --tool-name list_agents
 body='from the inspector: $HOME #{pane_id} %s;'
-check "send_prompt is consumed with exact proof" 'consumed: 40 bytes, proof exact (transcript)' \
+# (proven from Claude's input history, or from its transcript: both the agent's own record)
+check "send_prompt is consumed with exact proof" 'consumed: 40 bytes, proof exact (\(transcript\|history\))' \
 	--method tools/call --tool-name send_prompt --tool-arg "target=$agent" --tool-arg "body=$body"
 check "send_prompt into a shell is a tool error" '"isError": true' \
 	--method tools/call --tool-name send_prompt --tool-arg "target=$shell" --tool-arg "body=touch pwned"
