@@ -508,8 +508,11 @@ impl Mark {
         let mut repeat: Option<bool> = None;
         loop {
             let now = Instant::now();
-            // the input history, written sooner, proves the body when it holds it
-            if let Some(mut p) = self.sooner.as_ref().map(|h| h.look(body)) {
+            // the input history, written sooner, proves the body when it holds
+            // it; a history rewritten shorter since the mark proves nothing (its
+            // older entries would be read again as new)
+            let sooner = self.sooner.as_ref().filter(|h| h.only_appended());
+            if let Some(mut p) = sooner.map(|h| h.look(body)) {
                 if is_exact(p.matched) {
                     p.source = "history";
                     p.owner = Some(if self.def.session.is_some() {
@@ -557,6 +560,18 @@ impl Mark {
             } else {
                 15
             }));
+        }
+    }
+
+    /// No file marked has shrunk since the mark (a jsonl record is appended
+    /// to; one that shrank was rewritten).
+    fn only_appended(&self) -> bool {
+        match self.def.format {
+            RecordFormat::JsonArray => true,
+            _ => self
+                .before
+                .iter()
+                .all(|(p, n)| self.files.len(p).is_none_or(|now| now >= *n)),
         }
     }
 
@@ -1664,6 +1679,34 @@ mod tests {
         // the body byte for byte; another session's entry proves nothing
         assert_eq!(m.prove("see a\n\tb\nc and big\npaste!").matched, "exact");
         assert_eq!(m.prove("theirs").matched, "not-yet");
+    }
+
+    /// A history rewritten shorter after the mark proves nothing through the
+    /// record's wait (its old entries would read as new), where one appended
+    /// to does.
+    #[test]
+    fn a_history_rewritten_shorter_proves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = dir.path().join("t.jsonl");
+        let hist = dir.path().join("history.jsonl");
+        let line = |t: &str| format!("{{\"type\":\"user\",\"text\":{t:?}}}\n");
+        let old: String = (0..20).map(|i| line(&format!("old {i}"))).collect();
+        std::fs::write(&hist, format!("{}{old}", line("yes"))).unwrap();
+        std::fs::write(&rec, "").unwrap();
+        let h = def("text");
+        let mut m = mark_now(def("text"), &rec);
+        m.sooner = Some(Box::new(mark_now(h, &hist)));
+        // rewritten: shorter, the old "yes" still in it
+        std::fs::write(&hist, line("yes")).unwrap();
+        let p = m.prove("yes");
+        assert_ne!(p.source, "history", "{p:?}");
+        assert_eq!(p.matched, "absent", "{p:?}");
+        // appended to: it proves
+        let mut m = mark_now(def("text"), &rec);
+        m.sooner = Some(Box::new(mark_now(def("text"), &hist)));
+        std::fs::write(&hist, format!("{}{}", line("yes"), line("again"))).unwrap();
+        let p = m.prove("again");
+        assert_eq!((p.source, p.matched), ("history", "exact"), "{p:?}");
     }
 
     #[test]
