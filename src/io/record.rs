@@ -510,16 +510,17 @@ impl Mark {
             let now = Instant::now();
             // the input history, written sooner, proves the body when it holds
             // it; a history rewritten shorter since the mark proves nothing (its
-            // older entries would be read again as new)
-            let sooner = self.sooner.as_ref().filter(|h| h.only_appended());
-            if let Some(mut p) = sooner.map(|h| h.look(body)) {
-                if is_exact(p.matched) {
+            // older entries would be read again as new): asked only of a find
+            if let Some((h, mut p)) = self.sooner.as_ref().map(|h| (h, h.look(body))) {
+                if is_exact(p.matched) && h.only_appended() {
                     p.source = "history";
-                    p.owner = Some(if self.def.session.is_some() {
-                        "registry"
-                    } else {
-                        "path"
-                    });
+                    // its entries are this session's when its filter names it
+                    let by_session = self
+                        .def
+                        .history
+                        .as_ref()
+                        .is_some_and(|d| d.filter.values().any(|v| v.contains("{session}")));
+                    p.owner = Some(if by_session { "registry" } else { "path" });
                     p.record = self
                         .who
                         .as_ref()
