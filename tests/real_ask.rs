@@ -93,13 +93,13 @@ fn real_ask(name: &'static str) {
     let model = Model::start();
     let mut a = Agent::start(name, &model);
     // codex's start-up shows busy (its title spinner) while it reaches the model
-    a.wait_state("ready", 60);
+    a.wait_ready_held(60, 1500);
     let who = format!("{name} {}", a.version);
 
     // the answer, byte for byte, with the usage the model sent
     let fx = fixture("pg-ask-usage");
     let want = fx["response"]["content"].as_str().unwrap();
-    let (c, r, o) = a.ask("pg-ask-usage: what do you say", &[]);
+    let (c, r, o) = a.ask("pg-ask-usage: what do you say", &["--wait-busy"]);
     assert_eq!(
         c,
         0,
@@ -277,7 +277,7 @@ fn real_ask_typed_by_hand(name: &'static str) {
     let t0 = Instant::now();
     let model = Model::start();
     let mut a = Agent::start(name, &model);
-    a.wait_state("ready", 60);
+    a.wait_ready_held(60, 1500);
     let who = format!("{name} {}", a.version);
     let stream = fixture("pg-stream-short");
     let want = stream["response"]["content"].as_str().unwrap();

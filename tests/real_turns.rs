@@ -148,11 +148,12 @@ fn real_turns(name: &'static str) {
     let mut a = Agent::start(name, &model);
 
     // codex's start-up shows busy (its title spinner) while it reaches the model
-    a.wait_state("ready", 60);
+    a.wait_ready_held(60, 1500);
 
     // (d) a finished turn's answer is on screen (the first turn after the start
-    // also carries the agent's own start-up work)
-    a.send_ok("pg-quick: the first turn", &["--until-done"]);
+    // also carries the agent's own start-up work: codex 0.171.0 in CI spun its
+    // title again after the ready look, so the first send waits out a busy)
+    a.send_ok("pg-quick: the first turn", &["--until-done", "--wait-busy"]);
     let screen = a.capture();
     assert!(
         screen.contains("PG-QUICK-ANSWER"),

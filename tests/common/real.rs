@@ -174,6 +174,31 @@ impl Agent {
         }
     }
 
+    /// After a start: `ready`, and still `ready` on every look for `hold_ms`
+    /// (codex 0.171.0 in CI spun its title again after its first ready look,
+    /// while it still reached the model). Panics after `secs`.
+    pub fn wait_ready_held(&self, secs: u64, hold_ms: u64) {
+        let start = Instant::now();
+        let mut since: Option<Instant> = None;
+        loop {
+            let st = self.state();
+            match (st == "ready", since) {
+                (true, Some(t)) if t.elapsed() >= Duration::from_millis(hold_ms) => return,
+                (true, None) => since = Some(Instant::now()),
+                (true, Some(_)) => {}
+                (false, _) => since = None,
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(secs),
+                "{} {}: waited {secs} s for ready held {hold_ms} ms, last {st}\n{}",
+                self.name,
+                self.version,
+                self.capture()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// The user messages in the agent's own record, oldest first.
     pub fn records(&self) -> Vec<String> {
         let o = Command::new(root().join("scripts/real-agents.sh"))
