@@ -154,6 +154,9 @@ struct Trial {
     /// Busy trials: the earlier prompt's turn fails (`--fail-turns 1`), as offline
     /// or on an API error; claude's box then shows its dim after-error placeholder.
     fail_turn: bool,
+    /// gemini: ms from its first ready screen to the banner landing (the prompt
+    /// moves down; an Enter before that is lost), as the real one starts.
+    jump_ms: u64,
     body_kind: &'static str,
     body: Vec<u8>,
 }
@@ -183,6 +186,13 @@ impl Trial {
         let idle_ms = Rng(seed ^ 0x1D1E_1D1E_1D1E_1D1E).range(400, 4000);
         let flash_ms = Rng(seed ^ 0xF1A5_F1A5_F1A5_F1A5).range(150, 450);
         let fail_turn = start == Start::Busy && Rng(seed ^ 0xFA11_FA11_FA11_FA11).chance(0.5);
+        // real gemini 0.58.0 / 0.61.0: 150-390 ms measured here, up to 661 ms in
+        // the fixtures' 18 timed start-ups
+        let jump_ms = if like == "gemini" {
+            Rng(seed ^ 0x1A3B_1A3B_1A3B_1A3B).range(150, 700)
+        } else {
+            0
+        };
         Trial {
             run,
             id,
@@ -201,6 +211,7 @@ impl Trial {
             paste_burst,
             early_enter_lost,
             fail_turn,
+            jump_ms,
             body_kind,
             body,
         }
@@ -237,6 +248,9 @@ impl Trial {
         if self.fail_turn {
             a.extend(["--fail-turns".into(), "1".into()]);
         }
+        if self.jump_ms > 0 {
+            a.extend(["--start-jump-ms".into(), self.jump_ms.to_string()]);
+        }
         a
     }
 
@@ -246,7 +260,7 @@ impl Trial {
             "start": self.start.name(), "blank_ms": self.blank_ms, "flicker": self.flicker,
             "dialog": self.dialog, "late_dialog": self.late_dialog, "flash_ms": self.flash_ms, "dismiss_ms": self.dismiss_ms,
             "busy_ms": self.busy_ms, "idle_ms": self.idle_ms, "read_1022": self.read_1022, "paste_burst_120ms": self.paste_burst,
-            "early_enter_lost": self.early_enter_lost, "fail_turn": self.fail_turn, "body": self.body_kind, "body_bytes": self.body.len(),
+            "early_enter_lost": self.early_enter_lost, "fail_turn": self.fail_turn, "jump_ms": self.jump_ms, "body": self.body_kind, "body_bytes": self.body.len(),
             "fake_agent_args": self.fake_args().join(" "),
         })
     }

@@ -160,6 +160,101 @@ fn a_young_pane_process_gets_the_start_up_settle() {
     assert!(r.ready && r.waited_ms < 200, "{r:?}");
 }
 
+/// Gemini's start-up paints its prompt high and moves it down once when the
+/// banner lands (real captures of 0.58.0 and 0.61.0): a gate that saw that one
+/// move knows the layout is final and needs only the stability window after it;
+/// before the move (or without seeing it) the start-up settle applies.
+#[test]
+fn gemini_start_up_is_over_once_its_prompt_made_its_one_move() {
+    let young = GateOpts {
+        process_age: Some(Duration::from_secs(3)),
+        ..GateOpts::default()
+    };
+    for (before, after) in [
+        (
+            "gemini/v0.61.0-78-start-before-banner-80x24",
+            "gemini/v0.61.0-78-start-after-banner-80x24",
+        ),
+        (
+            "gemini/v0.58.0-78-start-before-banner-120x40",
+            "gemini/v0.58.0-78-start-after-banner-120x40",
+        ),
+    ] {
+        // the pre-jump prompt held still for 650 ms (26 looks), then the jump
+        let mut screens = vec![fixture("gemini/60-starting-80x24")];
+        screens.extend(std::iter::repeat_n(fixture(before), 26));
+        screens.push(fixture(after));
+        let r = run_gate_screens("gemini", screens.clone(), GateOpts::default());
+        assert!(r.ready, "{}", r.reason);
+        assert_eq!(
+            r.verdict.composer.as_ref().map(|c| c.row),
+            fixture(after).cursor.map(|c| c.1)
+        );
+        assert!(
+            (750..1000).contains(&r.waited_ms),
+            "{after}: {} ms: {}",
+            r.waited_ms,
+            r.reason
+        );
+        assert!(
+            r.reason
+                .contains("its prompt moved 1 time, as the profile's start-up does"),
+            "{}",
+            r.reason
+        );
+        // the same for a young process the gate never saw blank
+        let r = run_gate_screens("gemini", screens[1..].to_vec(), young.clone());
+        assert!(
+            r.ready && (700..1000).contains(&r.waited_ms),
+            "{}",
+            r.reason
+        );
+        // the pre-jump prompt alone is never final before the settle
+        let r = run_gate(
+            "gemini",
+            &["gemini/60-starting-80x24", before],
+            GateOpts::default(),
+        );
+        assert!(r.ready && r.waited_ms >= 1000, "{}", r.reason);
+        // nor the post-jump prompt when the jump was not seen
+        let r = run_gate("gemini", &[after], young.clone());
+        assert!(r.ready && r.waited_ms >= 1000, "{}", r.reason);
+        // a settle asked for (`--settle`) is kept
+        let asked = GateOpts {
+            settle_after_start: Some(Duration::from_millis(1500)),
+            ..GateOpts::default()
+        };
+        let r = run_gate_screens("gemini", screens.clone(), asked);
+        assert!(r.ready && r.waited_ms >= 1500, "{}", r.reason);
+    }
+    // a prompt that moved up (a screen that scrolled) did not make that move
+    let r = run_gate(
+        "gemini",
+        &[
+            "gemini/60-starting-80x24",
+            "gemini/v0.61.0-78-start-after-banner-80x24",
+            "gemini/v0.61.0-78-start-before-banner-80x24",
+        ],
+        GateOpts::default(),
+    );
+    assert!(r.ready && r.waited_ms >= 1000, "{}", r.reason);
+    // a dialog between two ready looks is not a move of the start-up layout
+    let r = run_gate(
+        "gemini",
+        &[
+            "gemini/60-starting-80x24",
+            "gemini/v0.61.0-78-start-before-banner-80x24",
+            "gemini/02-after-trust",
+            "gemini/v0.61.0-78-start-after-banner-80x24",
+        ],
+        GateOpts {
+            wait_dialog: true,
+            ..GateOpts::default()
+        },
+    );
+    assert!(r.ready && r.waited_ms >= 1000, "{}", r.reason);
+}
+
 /// A dialog ends the wait as soon as the picture has held still for the window
 /// (at once when tmux says the pane has been quiet that long), never waiting for
 /// the timeout.

@@ -287,6 +287,18 @@ pub fn wait(
     let settle = opts.settle_after_start.unwrap_or(Duration::from_millis(
         profile.capability().startup_settle_ms,
     ));
+    // The profile's start-up moves of the ready composer (none when `--settle`
+    // was given: the caller's settle is kept as asked).
+    let final_after = match opts.settle_after_start {
+        None => profile.capability().startup_moves,
+        Some(_) => 0,
+    };
+    // The ready composer's first row at the last ready look (a dialog, busy or
+    // draft look since forgets it), and how often it moved down between ready
+    // looks (a banner inserted above pushes it down; a screen that scrolls moves
+    // it up, which is not the start-up's move).
+    let mut ready_row: Option<usize> = None;
+    let mut moves = 0u32;
     loop {
         if opts
             .cancel
@@ -316,7 +328,20 @@ pub fn wait(
         {
             cold = Some(format!("it was {} during this wait", verdict.state));
         }
-        let need = if cold.is_some() {
+        match (&verdict.state, verdict.composer.as_ref().map(|c| c.row)) {
+            (State::Ready, Some(row)) => {
+                if ready_row.is_some_and(|r| row > r) {
+                    moves += 1;
+                }
+                ready_row = Some(row);
+            }
+            // a frame half drawn between two ready ones (the jump itself)
+            (State::Starting | State::Unknown, _) => {}
+            _ => ready_row = None,
+        }
+        // A start-up whose known moves were all seen is over: its layout is final.
+        let layout_final = final_after > 0 && moves >= final_after;
+        let need = if cold.is_some() && !layout_final {
             opts.stable.max(settle)
         } else {
             opts.stable
@@ -343,6 +368,11 @@ pub fn wait(
         };
         if verdict.state == State::Ready && held >= need {
             let after = match &cold {
+                Some(why) if layout_final => format!(
+                    " after start-up ({why}; its prompt moved {moves} time{}, as the \
+                     profile's start-up does: the layout is final)",
+                    if moves == 1 { "" } else { "s" }
+                ),
                 Some(why) => format!(" after start-up ({why}; {} ms needed)", need.as_millis()),
                 None => String::new(),
             };

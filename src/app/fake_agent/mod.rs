@@ -139,6 +139,12 @@ pub struct FakeAgentArgs {
     /// Fault: input that arrives before the first paint keeps its text but loses its Enter.
     #[arg(long)]
     pub fault_early_enter_lost: bool,
+    /// As Gemini CLI starts (`--like gemini`): the first ready screen has no banner
+    /// (the prompt sits higher up); MS later the banner lands and the prompt moves
+    /// down. An Enter that arrives before that is lost (its text stays), as the real
+    /// one loses it (fixtures gemini/v0.*-78-start-*).
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub start_jump_ms: u64,
     /// Fault: about 200 ms after the composer is ready (before any prompt) this dialog appears.
     #[arg(long, value_enum, value_name = "KIND")]
     pub fault_late_dialog: Option<DialogKind>,
@@ -243,6 +249,8 @@ struct App {
     last_prompt: String,
     /// The last turn failed and nothing was submitted since.
     after_error: bool,
+    /// `--start-jump-ms`: the banner has not landed yet until then.
+    jump_at: Option<Instant>,
     last_esc: Option<Instant>,
     burst: Burst,
     quit: Option<String>,
@@ -308,6 +316,7 @@ pub fn run(args: &FakeAgentArgs) -> anyhow::Result<()> {
         approvals_left: args.approval_turns,
         last_prompt: String::new(),
         after_error: false,
+        jump_at: None,
         last_esc: None,
         burst: Burst::default(),
         quit: None,
@@ -350,6 +359,9 @@ impl App {
         self.stage = Stage::Main;
         self.first_paint();
         let now = Instant::now();
+        if self.args.start_jump_ms > 0 {
+            self.jump_at = Some(now + Duration::from_millis(self.args.start_jump_ms));
+        }
         match self.args.dialog {
             DialogKind::None => self.composer_ready(now),
             d => self.show_dialog(d),
@@ -381,6 +393,7 @@ impl App {
                 self.parser.esc_deadline(),
                 self.busy.map(|b| b.1),
                 self.late_dialog_at,
+                self.jump_at,
             ]
             .into_iter()
             .flatten()
@@ -479,6 +492,7 @@ impl App {
                 && !self.composer.is_empty(),
             title: self.args.title.as_deref(),
             after_error: self.after_error,
+            banner: self.jump_at.is_none(),
         }
     }
 
@@ -520,6 +534,12 @@ impl App {
     }
 
     fn timers(&mut self, now: Instant) {
+        if self.jump_at.is_some_and(|t| now >= t) {
+            // the banner lands above: everything below it moves down
+            self.jump_at = None;
+            self.painter.invalidate();
+            self.log.rec("start-jump", &[]);
+        }
         if let Some((_, end)) = self.busy {
             if now >= end {
                 self.end_busy(now);
@@ -638,6 +658,9 @@ impl App {
             Key::Newline => {
                 self.composer.push_char('\n');
                 self.burst.char(now);
+            }
+            Key::Enter if self.jump_at.is_some() => {
+                self.log.rec("enter-lost", &[("why", "before the banner landed".into())]);
             }
             Key::Enter => {
                 if self

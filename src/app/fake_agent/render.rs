@@ -50,6 +50,8 @@ pub struct View<'a> {
     /// The last turn failed and nothing was submitted since (`--fail-turns`):
     /// claude shows its after-error placeholder in an empty box.
     pub after_error: bool,
+    /// The start-up banner has landed (`--start-jump-ms`; gemini draws none before).
+    pub banner: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -854,7 +856,11 @@ fn gemini_dialog(d: DialogKind, w: usize, cwd: &str) -> Vec<String> {
 
 fn gemini(v: &View) -> Out {
     let w = v.w;
-    let mut rows = gemini_header();
+    let mut rows = if v.banner {
+        gemini_header()
+    } else {
+        vec![String::new(); 2]
+    };
     for e in v.history {
         match e {
             Entry::Echo(t) => prefixed(&mut rows, " > ", "   ", t, w),

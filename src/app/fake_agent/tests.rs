@@ -28,6 +28,7 @@ struct Case {
     queue: Vec<String>,
     busy_ms: Option<u64>,
     after_error: bool,
+    banner: bool,
 }
 
 impl Case {
@@ -43,6 +44,7 @@ impl Case {
             queue: Vec::new(),
             busy_ms: None,
             after_error: false,
+            banner: true,
         }
     }
 
@@ -62,6 +64,7 @@ impl Case {
             esc_hint: false,
             title: None,
             after_error: self.after_error,
+            banner: self.banner,
         })
     }
 
@@ -102,6 +105,19 @@ impl Case {
             self.frame().rows.join("\n")
         );
         v
+    }
+}
+
+/// `--start-jump-ms`: gemini's first ready screen, before its banner lands, looks
+/// ready (as the real one does) with the prompt higher up than after the jump.
+#[test]
+fn gemini_before_its_banner_looks_ready_higher_up() {
+    for size in SIZES {
+        let mut c = Case::new(Like::Gemini, size);
+        let after = c.expect("ready", "after the jump").composer.unwrap().row;
+        c.banner = false;
+        let before = c.expect("ready", "before the jump").composer.unwrap().row;
+        assert!(before < after, "{size:?}: {before} vs {after}");
     }
 }
 
@@ -271,6 +287,7 @@ fn start_up_pictures_are_starting() {
                 esc_hint: false,
                 title: None,
                 after_error: false,
+                banner: true,
             });
             let s = Screen {
                 rows: rows.clone(),

@@ -159,6 +159,10 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
+fn no_moves(n: &u32) -> bool {
+    *n == 0
+}
+
 fn yes() -> bool {
     true
 }
@@ -240,6 +244,13 @@ pub struct Capability {
     /// dialog), the ready screen must hold still this long before anything is typed.
     #[serde(default = "startup_settle")]
     pub startup_settle_ms: u64,
+    /// An agent whose start-up paints its prompt and then moves it a known number
+    /// of times (Gemini CLI: drawn high, then moved down once when its banner
+    /// lands): once the gate has seen its ready composer move down this often during
+    /// the wait, the start-up layout is final and only the stability window is
+    /// needed, not `startup_settle_ms`. 0: not used (the settle always applies).
+    #[serde(default, skip_serializing_if = "no_moves")]
+    pub startup_moves: u32,
     /// How many extra submit presses verify may make on `stranded`.
     #[serde(default = "two")]
     pub resubmit_max: u32,
@@ -403,6 +414,7 @@ impl Profile {
                 MAX_DELAY_MS,
             ),
             ("resubmit_max", Some(cap.resubmit_max as u64), 10),
+            ("startup_moves", Some(cap.startup_moves as u64), 10),
             ("done_still_ms", Some(cap.done_still_ms), MAX_DELAY_MS),
             (
                 "resubmit_after_ms",
