@@ -227,32 +227,26 @@ fn gemini_start_up_is_over_once_its_prompt_made_its_one_move() {
         let r = run_gate_screens("gemini", screens.clone(), asked);
         assert!(r.ready && r.waited_ms >= 1500, "{}", r.reason);
     }
-    // a prompt that moved up (a screen that scrolled) did not make that move
-    let r = run_gate(
-        "gemini",
-        &[
+    // a prompt that moved up (a screen that scrolled) did not make that move,
+    // nor one with a dialog between its two ready looks
+    let before = "gemini/v0.61.0-78-start-before-banner-80x24";
+    let after = "gemini/v0.61.0-78-start-after-banner-80x24";
+    for frames in [
+        vec!["gemini/60-starting-80x24", after, before],
+        vec![
             "gemini/60-starting-80x24",
-            "gemini/v0.61.0-78-start-after-banner-80x24",
-            "gemini/v0.61.0-78-start-before-banner-80x24",
-        ],
-        GateOpts::default(),
-    );
-    assert!(r.ready && r.waited_ms >= 1000, "{}", r.reason);
-    // a dialog between two ready looks is not a move of the start-up layout
-    let r = run_gate(
-        "gemini",
-        &[
-            "gemini/60-starting-80x24",
-            "gemini/v0.61.0-78-start-before-banner-80x24",
+            before,
             "gemini/02-after-trust",
-            "gemini/v0.61.0-78-start-after-banner-80x24",
+            after,
         ],
-        GateOpts {
+    ] {
+        let opts = GateOpts {
             wait_dialog: true,
             ..GateOpts::default()
-        },
-    );
-    assert!(r.ready && r.waited_ms >= 1000, "{}", r.reason);
+        };
+        let r = run_gate("gemini", &frames, opts);
+        assert!(r.ready && r.waited_ms >= 1000, "{frames:?}: {}", r.reason);
+    }
 }
 
 /// A dialog ends the wait as soon as the picture has held still for the window

@@ -157,40 +157,33 @@ impl Agent {
 
     /// Poll `state` until it is `want`; panic with the screen after `secs`.
     pub fn wait_state(&self, want: &str, secs: u64) {
-        let start = Instant::now();
-        loop {
-            let st = self.state();
-            if st == want {
-                return;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(secs),
-                "{} {}: waited {secs} s for {want}, last {st}\n{}",
-                self.name,
-                self.version,
-                self.capture()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        self.wait_state_held(want, secs, 0)
     }
 
     /// After a start: `ready`, and still `ready` on every look for `hold_ms`
     /// (codex 0.171.0 in CI spun its title again after its first ready look,
     /// while it still reached the model). Panics after `secs`.
     pub fn wait_ready_held(&self, secs: u64, hold_ms: u64) {
+        self.wait_state_held("ready", secs, hold_ms)
+    }
+
+    /// Poll `state` until it is `want` on every look for `hold_ms`; panic with
+    /// the screen after `secs`.
+    fn wait_state_held(&self, want: &str, secs: u64, hold_ms: u64) {
         let start = Instant::now();
         let mut since: Option<Instant> = None;
         loop {
             let st = self.state();
-            match (st == "ready", since) {
-                (true, Some(t)) if t.elapsed() >= Duration::from_millis(hold_ms) => return,
-                (true, None) => since = Some(Instant::now()),
-                (true, Some(_)) => {}
-                (false, _) => since = None,
+            if st != want {
+                since = None;
+            } else if since.get_or_insert_with(Instant::now).elapsed().as_millis()
+                >= hold_ms as u128
+            {
+                return;
             }
             assert!(
                 start.elapsed() < Duration::from_secs(secs),
-                "{} {}: waited {secs} s for ready held {hold_ms} ms, last {st}\n{}",
+                "{} {}: waited {secs} s for {want} (held {hold_ms} ms), last {st}\n{}",
                 self.name,
                 self.version,
                 self.capture()
