@@ -6,8 +6,8 @@
 #
 # Per trial: the receipt, the gate's wait from the launch, how long the ready screen had held still when
 # the body was typed (the gate's reason: "still for N ms"), whether the start-up's known moves ended the
-# settle (`startup_moves`, e.g. Gemini's banner jump) and how often the body is in the agent's record
-# (must be 1). Then the median and the largest "still for". PROMPTGATE_REAL_RELEASE=previous picks the
+# settle (`startup_moves`, e.g. Gemini's banner jump), how often verify pressed Enter again (an Enter the
+# agent lost; should be 0) and how often the body is in the agent's record (must be 1). Then the median and the largest "still for". PROMPTGATE_REAL_RELEASE=previous picks the
 # older release column, as for the real-agent suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,11 +37,11 @@ v = json.loads(sys.argv[1])
 g = v.get("gate", {})
 m = re.search(r"still for (\d+) ms", g.get("reason", ""))
 moved = "moved" if "its prompt moved" in g.get("reason", "") else "settle"
-print(v.get("receipt"), g.get("waited_ms"), m.group(1) if m else "?", moved)
+print(v.get("receipt"), g.get("waited_ms"), m.group(1) if m else "?", moved, v.get("resubmits", 0))
 ' "$r")
-	read -r receipt waited still how <<<"$line"
-	printf '%s %s %dx%d trial %d: %s, gate %s ms after the launch, typed after %s ms still (%s), in the record %s time(s)\n' \
-		"$agent" "$version" "$w" "$h" "$i" "$receipt" "$waited" "$still" "$how" "$times"
+	read -r receipt waited still how resubmits <<<"$line"
+	printf '%s %s %dx%d trial %d: %s, gate %s ms after the launch, typed after %s ms still (%s), %s resubmit(s), in the record %s time(s)\n' \
+		"$agent" "$version" "$w" "$h" "$i" "$receipt" "$waited" "$still" "$how" "$resubmits" "$times"
 	held+=("$still")
 	scripts/real-agents.sh stop "$socket" >/dev/null 2>&1 || true
 	socket=""
