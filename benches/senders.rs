@@ -858,13 +858,19 @@ fn judge(
     if job.outcome == "ok" {
         job.consumed = first_at.map(|p| p + 0.5 - t0);
         if t.start == Start::Cold {
-            // The composer last (re)appeared at `shown` (first paint, or the last
-            // dialog closed) and stayed; it is first stable STABLE_MS later.
+            // The composer last (re)appeared at `shown` (first paint, the last
+            // dialog closed, or gemini's banner landing and moving it down) and
+            // stayed; it is first stable STABLE_MS later.
             let p = first_at.unwrap_or(f64::MAX);
             let shown = w
                 .recs
                 .iter()
-                .filter(|v| v["kind"] == "ready" || v["kind"] == "dialog-dismissed")
+                .filter(|v| {
+                    matches!(
+                        v["kind"].as_str(),
+                        Some("ready" | "dialog-dismissed" | "start-jump")
+                    )
+                })
                 .filter_map(|v| v["at_ms"].as_f64())
                 .filter(|&a| a <= p)
                 .fold(f64::MIN, f64::max);

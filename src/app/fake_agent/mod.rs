@@ -660,7 +660,8 @@ impl App {
                 self.burst.char(now);
             }
             Key::Enter if self.jump_at.is_some() => {
-                self.log.rec("enter-lost", &[("why", "before the banner landed".into())]);
+                self.log
+                    .rec("enter-lost", &[("why", "before the banner landed".into())]);
             }
             Key::Enter => {
                 if self
