@@ -790,6 +790,18 @@ fn profile_errors_are_one_line_naming_the_file_and_the_right_line() {
         line_of(&bad, "submit_delay_ms = 9223"),
         "is over 60000",
     );
+    // a start-up that moves its prompt more than 10 times is a typo
+    let bad = base.replacen(
+        "submit_delay_ms = 130",
+        "submit_delay_ms = 130\nstartup_moves = 4294967295",
+        1,
+    );
+    check(
+        "moves",
+        &bad,
+        line_of(&bad, "startup_moves"),
+        "startup_moves = 4294967295 is over 10",
+    );
     // the same agent twice in one file: the second one's line
     let twice = format!("{base}\n{base}");
     let second = base.lines().count() + 1 + line_of(&base, "name = \"mine\"");
