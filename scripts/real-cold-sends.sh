@@ -7,8 +7,9 @@
 # Per trial: the receipt, the gate's wait from the launch, how long the ready screen had held still when
 # the body was typed (the gate's reason: "still for N ms"), whether the start-up's known moves ended the
 # settle (`startup_moves`, e.g. Gemini's banner jump), how often verify pressed Enter again (an Enter the
-# agent lost; should be 0) and how often the body is in the agent's record (must be 1). Then the median and the largest "still for". PROMPTGATE_REAL_RELEASE=previous picks the
-# older release column, as for the real-agent suite.
+# agent lost; should be 0) and how often the body is in the agent's record (must be 1). Then the median
+# and the largest "still for". PROMPTGATE_REAL_RELEASE=previous picks the older release column, as for
+# the real-agent suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 agent=${1:?usage: scripts/real-cold-sends.sh AGENT [N] [WIDTH HEIGHT]}

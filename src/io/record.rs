@@ -384,7 +384,7 @@ fn history_def(
     }
     let mut h = h.clone();
     h.history = None;
-    if h.filter.values().any(|v| v.contains("{session}")) {
+    if h.filter_names_session() {
         let id = session_id(files, record.session.as_ref()?, who)?;
         for v in h.filter.values_mut() {
             *v = v.replace("{session}", &id);
@@ -519,7 +519,7 @@ impl Mark {
                         .def
                         .history
                         .as_ref()
-                        .is_some_and(|d| d.filter.values().any(|v| v.contains("{session}")));
+                        .is_some_and(|d| d.filter_names_session());
                     p.owner = Some(if by_session { "registry" } else { "path" });
                     p.record = self
                         .who

@@ -155,12 +155,8 @@ pub struct ComposerDef {
     pub bottom_edge: Option<String>,
 }
 
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
-
-fn no_moves(n: &u32) -> bool {
-    *n == 0
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
 }
 
 fn yes() -> bool {
@@ -249,7 +245,7 @@ pub struct Capability {
     /// lands): once the gate has seen its ready composer move down this often during
     /// the wait, the start-up layout is final and only the stability window is
     /// needed, not `startup_settle_ms`. 0: not used (the settle always applies).
-    #[serde(default, skip_serializing_if = "no_moves")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub startup_moves: u32,
     /// How many extra submit presses verify may make on `stranded`.
     #[serde(default = "two")]

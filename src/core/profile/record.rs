@@ -130,6 +130,12 @@ pub struct SessionDef {
 }
 
 impl RecordDef {
+    /// Its filter keeps only one session's entries (a value names `{session}`,
+    /// filled in from the record's session registry).
+    pub fn filter_names_session(&self) -> bool {
+        self.filter.values().any(|v| v.contains("{session}"))
+    }
+
     /// A record that keeps text exactly as it came (no tabs or blanks changed).
     pub(crate) fn plain() -> RecordDef {
         RecordDef {
