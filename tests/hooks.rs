@@ -166,3 +166,175 @@ fn without_home_hooks_install_refuses_and_writes_nothing() {
         );
     }
 }
+
+fn pg(args: &[&str]) -> std::process::Output {
+    Command::new(bin())
+        .args(args)
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .output()
+        .unwrap()
+}
+
+/// `hooks uninstall` of a file unchanged since install whose backup is gone
+/// (tidied away, never written): the user's file keeps every other key, edited in
+/// place; only a file that did not exist before install (the stamp says so) is
+/// removed again.
+#[test]
+fn uninstall_without_its_backup_keeps_the_users_settings() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("settings.json");
+    let mine = "{\n  \"model\": \"opus\",\n  \"env\": {\"ANTHROPIC_API_KEY\": \"sk-x\"}\n}\n";
+    std::fs::write(&f, mine).unwrap();
+    let s = f.to_str().unwrap();
+    assert_eq!(
+        code(&pg(&["hooks", "install", "claude", "--settings", s])),
+        0
+    );
+    std::fs::remove_file(d.path().join("settings.json.promptgate-backup")).unwrap();
+    let o = pg(&["hooks", "uninstall", "claude", "--settings", s]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let after = std::fs::read_to_string(&f).expect("the user's settings file is gone");
+    assert!(after.contains("sk-x") && after.contains("opus"), "{after}");
+    assert!(!after.contains("hook-event"), "{after}");
+    // no file before install: uninstall removes the one install made
+    let g = d.path().join("new.json");
+    let s = g.to_str().unwrap();
+    assert_eq!(
+        code(&pg(&["hooks", "install", "claude", "--settings", s])),
+        0
+    );
+    let o = pg(&["hooks", "uninstall", "claude", "--settings", s]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(!g.exists(), "the file install made is removed again");
+}
+
+/// A FIFO where the stamp or the backup is: `hooks uninstall` refuses at once,
+/// in one line, the settings left untouched (it used to block forever).
+#[test]
+fn uninstall_never_blocks_on_a_fifo_beside_the_settings() {
+    for beside in ["promptgate-installed", "promptgate-backup"] {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("settings.json");
+        std::fs::write(&f, "{\"model\": \"opus\"}\n").unwrap();
+        let s = f.to_str().unwrap();
+        assert_eq!(
+            code(&pg(&["hooks", "install", "claude", "--settings", s])),
+            0
+        );
+        let installed = std::fs::read(&f).unwrap();
+        let fifo = d.path().join(format!("settings.json.{beside}"));
+        std::fs::remove_file(&fifo).unwrap();
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let mut child = Command::new(bin())
+            .args(["hooks", "uninstall", "claude", "--settings", s])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break st;
+            }
+            if start.elapsed() > std::time::Duration::from_secs(5) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("hooks uninstall blocked on the FIFO {beside}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("not a regular file") && err.trim().lines().count() == 1,
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&f).unwrap(), installed, "left untouched");
+    }
+}
+
+/// A hook command is promptgate's whatever the binary is called or where it is:
+/// a copy named `pg` in a directory with a space installs once, quoted for the
+/// agent's shell, says `installed`, and uninstalls back to the bytes of before.
+#[test]
+fn hooks_of_a_renamed_binary_in_a_path_with_a_space_are_ours() {
+    let d = tempfile::tempdir().unwrap();
+    let bindir = d.path().join("bin dir");
+    std::fs::create_dir(&bindir).unwrap();
+    let pgbin = bindir.join("pg");
+    std::fs::copy(bin(), &pgbin).unwrap();
+    let f = d.path().join("settings.json");
+    let before = "{\"model\": \"opus\"}\n";
+    std::fs::write(&f, before).unwrap();
+    let s = f.to_str().unwrap();
+    let run = |args: &[&str]| Command::new(&pgbin).args(args).output().unwrap();
+    let o = run(&["hooks", "install", "claude", "--settings", s]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let text = std::fs::read_to_string(&f).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let cmd = v["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert_eq!(cmd, format!("'{}' hook-event claude Stop", pgbin.display()));
+    let o = run(&["hooks", "install", "claude", "--settings", s]);
+    assert!(text_of(&o).contains("already installed"), "{}", text_of(&o));
+    assert_eq!(
+        std::fs::read_to_string(&f).unwrap(),
+        text,
+        "no second entry"
+    );
+    let o = run(&["hooks", "status", "claude", "--settings", s]);
+    assert!(text_of(&o).contains("claude\tinstalled"), "{}", text_of(&o));
+    let o = run(&["hooks", "uninstall", "claude", "--settings", s]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), before);
+}
+
+fn text_of(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// The hook events file is never written through a symlink planted in its
+/// directory, and a directory another user owns (or a symlink) at the events
+/// directory's name is not used at all.
+#[test]
+fn hook_events_never_go_through_a_planted_link_or_a_foreign_directory() {
+    let d = tempfile::tempdir().unwrap();
+    let hooks = d.path().join("hooks");
+    std::fs::create_dir(&hooks).unwrap();
+    let victim = d.path().join("bashrc");
+    std::fs::write(&victim, "alias ll='ls -l'\n").unwrap();
+    let event = |dir: &std::path::Path, body: &[u8]| {
+        let mut c = Command::new(bin());
+        c.args(["hook-event", "claude", "UserPromptSubmit"])
+            .env("PROMPTGATE_HOOKS_DIR", dir)
+            .env("TMUX", "/tmp/tmux-1000/default,1,0")
+            .env("TMUX_PANE", "%0");
+        output_with_stdin(&mut c, body)
+    };
+    event(&hooks, b"{\"prompt\":\"x\"}");
+    let name = std::fs::read_dir(&hooks)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&hooks).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700, "the events directory is made private");
+    std::fs::remove_file(&name).unwrap();
+    std::os::unix::fs::symlink(&victim, &name).unwrap();
+    event(&hooks, b"{\"prompt\":\"my private prompt\"}");
+    let v = std::fs::read_to_string(&victim).unwrap();
+    assert_eq!(v, "alias ll='ls -l'\n", "appended through the link: {v}");
+    // a symlink at the directory's own name: not followed
+    let elsewhere = d.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let linked = d.path().join("linked");
+    std::os::unix::fs::symlink(&elsewhere, &linked).unwrap();
+    event(&linked, b"{\"prompt\":\"x\"}");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+}

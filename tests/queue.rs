@@ -245,6 +245,64 @@ fn held_items_stay_with_their_receipt_and_drop_removes_them() {
     w.wait().unwrap();
 }
 
+/// `queue drop` of an item a watcher is delivering (its gate waiting for the busy
+/// pane): the watcher holds a copy it would type, so drop waits for its claim a
+/// little, then refuses (28) and the prompt lands once; an item whose watcher gave
+/// up its wait in time is dropped and never typed.
+#[test]
+fn a_dropped_prompt_is_never_delivered_and_a_held_one_is_not_dropped() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let qdir = srv.dir.path().join("queue");
+    let (pane, transcript) = srv.fake("claude", &["--busy-ms", "6000"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    assert_eq!(code(&srv.pg(&["send", "-t", &pane, "first"])), 0);
+    let add = |body: &str| {
+        let o = queue_cmd(&srv, &qdir, &["add", "-t", &pane, body])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    // a watcher whose gate waits 30 s holds the item: not dropped, delivered once
+    let id = add("held by its watcher");
+    let w = queue_cmd(&srv, &qdir, &["run", "--once", "--gate-timeout", "30"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let t = Instant::now();
+    let o = queue_cmd(&srv, &qdir, &["drop", &id]).output().unwrap();
+    assert_eq!(code(&o), 28, "{}", stderr(&o));
+    assert!(stderr(&o).contains("being delivered now"), "{}", stderr(&o));
+    assert!(
+        t.elapsed() >= Duration::from_millis(2500),
+        "drop waited for the claim"
+    );
+    let w = w.wait_with_output().unwrap();
+    assert_eq!(code(&w), 0);
+    assert_eq!(prompts(&transcript), vec!["first", "held by its watcher"]);
+    // busy again; a watcher with the default 2 s gate gives its claim up: dropped
+    srv.wait_state(&pane, "ready", 15.0);
+    assert_eq!(code(&srv.pg(&["send", "-t", &pane, "second"])), 0);
+    let id = add("dropped before delivery");
+    let w = queue_cmd(&srv, &qdir, &["run", "--once"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let o = queue_cmd(&srv, &qdir, &["drop", &id]).output().unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let _ = w.wait_with_output();
+    srv.wait_state(&pane, "ready", 15.0);
+    let o = queue_cmd(&srv, &qdir, &["run", "--once"]).output().unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        prompts(&transcript),
+        vec!["first", "held by its watcher", "second"]
+    );
+}
+
 #[test]
 fn queue_add_into_a_shell_pane_is_refused_as_not_agent() {
     let srv = TmuxServer::new(100, 30, &["sh"]);

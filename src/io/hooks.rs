@@ -158,9 +158,59 @@ fn read_settings(file: &Path) -> Result<Settings> {
     }
 }
 
-/// The marker: a hook command promptgate added runs `promptgate hook-event`.
+/// The marker: a hook command promptgate added runs `EXE hook-event AGENT EVENT`,
+/// whatever the binary is called (a copy named `pg`, a path with spaces, quoted).
 fn our_hook(h: &Value) -> bool {
-    h["command"].as_str().is_some_and(|c| c.contains(TAG))
+    h["command"].as_str().is_some_and(is_our_command)
+}
+
+fn is_our_command(c: &str) -> bool {
+    if c.contains(TAG) {
+        return true;
+    }
+    let w: Vec<&str> = c.split_whitespace().collect();
+    let n = w.len();
+    n >= 4
+        && w[n - 3] == "hook-event"
+        && ["claude", "codex", "gemini"].contains(&w[n - 2])
+        && w[n - 1].bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+/// The hook command for one event: the binary's path quoted for the shell the
+/// agent runs it with (a path with a space would otherwise be split).
+fn hook_command(exe: &str, agent: &str, ev: &str) -> String {
+    format!("{} hook-event {agent} {ev}", crate::io::tmux::sh_quote(exe))
+}
+
+/// A file promptgate keeps beside the settings (its backup, its stamp): `None`
+/// when absent; anything but a regular file (a FIFO would block the read) is
+/// refused, the settings left untouched.
+fn read_beside(s: &Spec, path: &Path, what: &str) -> Result<Option<Vec<u8>>> {
+    use crate::io::store::Refusal;
+    match crate::io::store::read_regular(path, None, 64 << 20) {
+        Ok(b) => Ok(Some(b)),
+        Err(Refusal::Missing) => Ok(None),
+        Err(Refusal::NotRegular(why)) => Err(bad(
+            s,
+            &format!("{what} {} is {why}, not a regular file", path.display()),
+        )),
+        Err(Refusal::Io(e)) => Err(bad(
+            s,
+            &format!("cannot read {what} {} ({e})", path.display()),
+        )),
+    }
+}
+
+/// What the stamp says: the hash of the file as installed, and whether there was
+/// no file before install (a line `absent`; stamps written before it carry the
+/// hash alone, and then a missing backup says nothing).
+fn read_stamp(s: &Spec) -> Result<Option<(String, bool)>> {
+    Ok(read_beside(s, &stamp_path(&s.file), "its stamp")?.map(|b| {
+        let t = String::from_utf8_lossy(&b);
+        let mut lines = t.lines().map(str::trim);
+        let hash = lines.next().unwrap_or_default().to_string();
+        (hash, lines.any(|l| l == "absent"))
+    }))
 }
 
 fn ours(entry: &Value) -> bool {
@@ -205,7 +255,8 @@ fn span_err(s: &Spec, e: String) -> Error {
 fn with_entries(s: &Spec, text: &str, exe: &str) -> Result<String> {
     let mut text = text.to_string();
     for ev in s.events {
-        let mut entry = json!({"hooks": [{"type": "command", "command": format!("{exe} hook-event {} {ev}", s.agent)}]});
+        let mut entry =
+            json!({"hooks": [{"type": "command", "command": hook_command(exe, s.agent, ev)}]});
         if s.agent == "gemini" {
             entry["hooks"][0]["name"] = "promptgate".into();
         }
@@ -279,9 +330,15 @@ pub fn install(s: &Spec, exe: &str) -> Result<String> {
         }
     }
     write(&s.file, text.as_bytes())?;
+    let mut stamp = crate::core::text::sha256_hex(text.as_bytes());
+    if raw.is_none() {
+        // only this line lets uninstall remove the file again
+        stamp.push_str("\nabsent");
+    }
+    stamp.push('\n');
     crate::io::store::write_atomic_like(
         &stamp_path(&s.file),
-        crate::core::text::sha256_hex(text.as_bytes()).as_bytes(),
+        stamp.as_bytes(),
         "the settings stamp",
         &s.file,
     )?;
@@ -305,8 +362,7 @@ pub fn install(s: &Spec, exe: &str) -> Result<String> {
 fn without_entries(s: &Spec, text: &str) -> Result<String> {
     use crate::io::jsonedit::{parse, remove, Kind};
     // what the file had before install (None: unknown)
-    let before: Option<Map<String, Value>> = std::fs::read(backup_path(&s.file))
-        .ok()
+    let before: Option<Map<String, Value>> = read_beside(s, &backup_path(&s.file), "its backup")?
         .map(|b| serde_json::from_slice::<Map<String, Value>>(&b).unwrap_or_default());
     let had = |ev: Option<&str>| -> bool {
         before.as_ref().is_some_and(|m| match ev {
@@ -386,13 +442,21 @@ pub fn uninstall(s: &Spec) -> Result<String> {
         ));
     }
     let raw = raw.unwrap_or_default();
-    let unchanged = std::fs::read_to_string(stamp_path(&s.file))
-        .is_ok_and(|h| h.trim() == crate::core::text::sha256_hex(&raw));
+    let stamp = read_stamp(s)?;
     let backup = backup_path(&s.file);
+    let before = read_beside(s, &backup, "its backup")?;
+    let same = stamp
+        .as_ref()
+        .is_some_and(|(h, _)| *h == crate::core::text::sha256_hex(&raw));
+    // the file as it was before goes back only when the stamp knows what that was:
+    // the backup's bytes, or (its `absent` line) no file at all; a missing backup
+    // otherwise leaves the user's file, edited in place
+    let absent = stamp.as_ref().is_some_and(|(_, a)| *a);
+    let unchanged = same && (before.is_some() || absent);
     if unchanged {
-        match std::fs::read(&backup) {
-            Ok(b) => write(&s.file, &b)?,
-            Err(_) => {
+        match before {
+            Some(b) => write(&s.file, &b)?,
+            None => {
                 crate::io::store::remove(
                     &crate::io::store::write_target(&s.file),
                     "the settings file",
@@ -473,11 +537,9 @@ pub fn record_event(agent: &str, event: &str) {
     });
     let path = event_file(&socket, &pane);
     if let Some(d) = path.parent() {
-        if crate::io::store::dir(d, "the hook events directory").is_err() {
+        if crate::io::store::private_dir(d, "the hook events directory").is_err() {
             return;
         }
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700));
     }
     let _ = crate::io::store::append_line(
         &path,

@@ -99,7 +99,7 @@ impl PaneLock {
         waiting: &mut dyn FnMut(),
     ) -> Result<PaneLock> {
         let (dir, what) = lock_dir_and_source();
-        let dir = crate::io::store::dir(&dir, what)?;
+        let dir = crate::io::store::private_dir(&dir, what)?;
         let path = dir.join(format!("{}.lock", key(server, pane)));
         let start = Instant::now();
         loop {

@@ -47,6 +47,42 @@ pub fn dir(path: &Path, purpose: &str) -> Result<PathBuf> {
     Ok(c)
 }
 
+/// [`dir`] for a directory only this user may use (locks, hook events; often
+/// under a shared `/tmp`): made `0700`, and refused unless it is a directory
+/// (not a symlink) owned by this user. Another user's directory planted at the
+/// predictable name would read our prompts and plant links and locks there.
+pub fn private_dir(path: &Path, purpose: &str) -> Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| err(&format!("cannot create {purpose}"), path, e))?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(err(&format!("cannot create {purpose}"), path, e)),
+    }
+    let m = std::fs::symlink_metadata(path)
+        .map_err(|e| err(&format!("cannot use {purpose}"), path, e))?;
+    let me = unsafe { libc::geteuid() };
+    if !m.file_type().is_dir() || m.uid() != me {
+        let what = if m.file_type().is_dir() {
+            format!("a directory of user {}", m.uid())
+        } else {
+            kind_of(&m).to_string()
+        };
+        return Err(Error::Other(format!(
+            "cannot use {purpose} {}: it is {what}, not a directory of this user ({me}); remove it",
+            path.display()
+        )));
+    }
+    if m.mode() & 0o077 != 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| err(&format!("cannot make {purpose} private"), path, e))?;
+    }
+    dir(path, purpose)
+}
+
 /// The canonical path of a directory that may not exist yet: its nearest
 /// existing ancestor canonicalised, the rest appended (`..` refused).
 pub fn canonical_lenient(path: &Path) -> PathBuf {
@@ -278,7 +314,7 @@ pub fn append_line(path: &Path, line: &[u8], purpose: &str) -> Result<()> {
         .create(true)
         .append(true)
         .mode(0o600)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY | libc::O_NOFOLLOW)
         .open(path)
         .map_err(|e| err(&format!("cannot open {purpose}"), path, e))?;
     let m = f

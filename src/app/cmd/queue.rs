@@ -29,15 +29,53 @@ pub fn run(server: &Server, profiles: &Profiles, a: QueueArgs) -> Result<i32> {
         QueueCmd::Drop { id } => {
             // any unique prefix of the id will do
             let id = queue::resolve_id(&dir, &id)?;
-            if queue::remove(&dir, &id)? {
-                out(&format!("dropped {id}"))?;
-                Ok(0)
-            } else {
-                Err(Error::Usage(format!("no queued prompt {id}")))
-            }
+            drop_item(&dir, &id)
         }
         QueueCmd::Answer { id, json } => answer(&dir, id.as_deref(), json),
         QueueCmd::Run(r) => watch(server, profiles, &queue::open_dir()?, r),
+    }
+}
+
+/// How long `queue drop` waits for a watcher that holds the item's claim: a
+/// watcher's default `--gate-timeout` (2 s) and a little more.
+const DROP_WAIT: Duration = Duration::from_millis(3000);
+
+/// `queue drop`: remove the item under its claim, so that no watcher holds a
+/// copy it goes on to type. A watcher delivering it now holds the claim: wait
+/// for it a little (its gate gives up after `--gate-timeout`), then refuse (28)
+/// with the item left as it is, rather than say "dropped" and see it typed.
+fn drop_item(dir: &Path, id: &str) -> Result<i32> {
+    let start = Instant::now();
+    let _claim = loop {
+        if let Some(c) = queue::claim(dir, id)? {
+            break c;
+        }
+        if start.elapsed() >= DROP_WAIT {
+            return Err(Error::refused(
+                crate::core::error::Refused::Locked,
+                format!("queue item {id} is being delivered now (a watcher holds it); not dropped"),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // read again under the claim: the watcher may have delivered it meanwhile
+    match queue::find(dir, id)? {
+        None => Err(Error::Usage(format!(
+            "no queued prompt {id} (it was delivered or dropped meanwhile)"
+        ))),
+        Some(item) => {
+            queue::remove(dir, id)?;
+            let note = match item.phase {
+                // a watcher stopped half-way through it; none holds it now
+                Phase::Typing | Phase::Submitting => format!(
+                    " (its watcher stopped while {}: the pane may show it)",
+                    item.phase
+                ),
+                _ => String::new(),
+            };
+            out(&format!("dropped {id}{note}"))?;
+            Ok(0)
+        }
     }
 }
 
