@@ -342,3 +342,104 @@ fn the_same_question_twice_gets_the_second_reply_never_the_first() {
         }
     }
 }
+
+/// Two Gemini sessions in one project asked the same question at once (a
+/// fan-out), one still writing its session file: neither pane is given the
+/// other's reply (nothing in Gemini's files ties a session to its process, so
+/// an answer both sessions could be is withheld and says why).
+#[test]
+fn a_fan_out_to_two_sessions_of_one_project_never_swaps_their_answers() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let home = srv.dir.path().join("home-shared");
+    let (a, _) = srv.fake_in(
+        &home,
+        "gemini",
+        &["--records", "--busy-ms", "2500", "--reply", "reply from A"],
+    );
+    let (b, _) = srv.fake_in(
+        &home,
+        "gemini",
+        &["--records", "--busy-ms", "100", "--reply", "reply from B"],
+    );
+    srv.wait_state(&a, "ready", 10.0);
+    srv.wait_state(&b, "ready", 10.0);
+    // B's session file keeps changing (a streaming agent appends updates) while A
+    // works, so it is the newest file when A's turn ends
+    let h = home.clone();
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let chats = std::fs::read_dir(h.join(".gemini/tmp"))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path()
+            .join("chats");
+        let bf = std::fs::read_dir(&chats)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                std::fs::read_to_string(p)
+                    .unwrap_or_default()
+                    .contains("reply from B")
+            })
+            .unwrap();
+        for _ in 0..250 {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new().append(true).open(&bf).unwrap();
+            writeln!(
+                f,
+                "{{\"id\":\"s\",\"type\":\"info\",\"content\":\"B streaming\"}}"
+            )
+            .unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    });
+    let o = srv.pg(&["ask", "--json", "-t", &a, "-t", &b, "compare notes"]);
+    writer.join().unwrap();
+    let r = json_out(&o);
+    for (pane, other) in [(&a, "reply from B"), (&b, "reply from A")] {
+        let row = r["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["pane"] == pane.as_str())
+            .unwrap()
+            .clone();
+        assert_ne!(row["answer"]["text"], other, "{row}");
+    }
+}
+
+/// A FIFO named like a record file in the agent's record directory: `ask`
+/// never blocks opening it (it used to, before typing, for good).
+#[test]
+fn ask_never_blocks_on_a_fifo_in_the_record_directory() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let home = srv.dir.path().join("home-fifo");
+    let (pane, _) = srv.fake_in(&home, "claude", &["--records", "--busy-ms", "200"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    assert_eq!(code(&srv.pg(&["ask", "-t", &pane, "warm up"])), 0);
+    let projects = home.join(".claude/projects");
+    let dir = std::fs::read_dir(&projects)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let fifo = std::ffi::CString::new(dir.join("zz.jsonl").to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    srv.wait_state(&pane, "ready", 10.0);
+    let mut child = srv.pg_cmd(&["ask", "-t", &pane, "second"]).spawn().unwrap();
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_secs(15) {
+        if let Some(st) = child.try_wait().unwrap() {
+            assert_eq!(st.code(), Some(0));
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("ask still blocked on the FIFO after 15 s");
+}

@@ -658,6 +658,9 @@ fn matching(files: &crate::io::files::Files, pattern: &Path) -> Vec<PathBuf> {
 pub struct ReplyFiles {
     pub paths: Vec<PathBuf>,
     pub cwd: Option<PathBuf>,
+    /// The first path is the file the receipt's proof read this pane's prompt
+    /// from (tied to this agent process); the others are only the pattern's.
+    pub proved_first: bool,
 }
 
 /// [`ReplyFiles`] of the agent under `pane_pid`. `proved`: the file the
@@ -674,9 +677,11 @@ pub fn reply_files(
         .ok_or_else(|| format!("the {} profile names no record of replies", profile.name()))?;
     let files = crate::io::files::Files::of_tmux();
     let mut out: Vec<PathBuf> = Vec::new();
+    let mut proved_first = false;
     if def.path.is_none() {
         if let Some(p) = proved {
             out.push(PathBuf::from(p));
+            proved_first = true;
         }
     }
     let pattern = def
@@ -695,6 +700,7 @@ pub fn reply_files(
     Ok(ReplyFiles {
         paths: out,
         cwd: Some(place.cwd),
+        proved_first,
     })
 }
 
@@ -718,8 +724,11 @@ pub fn mark(profile: &Profile, replies: &ReplyFiles) -> Marks {
         .collect()
 }
 
-/// The answer to `body` in the first reply file that holds its prompt after
-/// its mark.
+/// The answer to `body` from the reply file that holds its prompt after its
+/// mark: the proof's own file when it does; else the one file that does. When
+/// several sessions' files received the same prompt since (a fan-out to two
+/// panes of one agent in one directory), nothing says which is this pane's:
+/// no answer, rather than another pane's.
 pub fn read_answer(profile: &Profile, body: &str, replies: &ReplyFiles, marks: &Marks) -> Answer {
     let Some(def) = profile.def.reply.as_ref() else {
         return Answer::none(format!(
@@ -729,22 +738,36 @@ pub fn read_answer(profile: &Profile, body: &str, replies: &ReplyFiles, marks: &
     };
     let files = crate::io::files::Files::of_tmux();
     let cwd = replies.cwd.as_deref();
-    replies
-        .paths
-        .iter()
-        .find_map(|p| {
-            let since = marks.get(p).copied().unwrap_or(0);
-            read_file(
-                def,
-                profile.def.record.as_ref(),
-                body,
-                &files,
-                p,
-                cwd,
-                since,
-            )
-        })
-        .unwrap_or_else(|| Answer::none("the prompt's entry is not in the agent's record"))
+    let read = |p: &PathBuf| {
+        let since = marks.get(p).copied().unwrap_or(0);
+        read_file(
+            def,
+            profile.def.record.as_ref(),
+            body,
+            &files,
+            p,
+            cwd,
+            since,
+        )
+    };
+    if replies.proved_first {
+        if let Some(a) = replies.paths.first().and_then(read) {
+            return a;
+        }
+    }
+    let mut found: Vec<Answer> = replies.paths.iter().filter_map(read).collect();
+    match found.len() {
+        0 => Answer::none("the prompt's entry is not in the agent's record"),
+        1 => found.remove(0),
+        n => Answer::none(format!(
+            "{n} sessions' records received this prompt since it was typed ({}): nothing ties one to this pane's agent, so none is given as its answer",
+            found
+                .iter()
+                .filter_map(|a| a.path.as_deref())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
 }
 
 mod sqlite;

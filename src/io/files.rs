@@ -70,11 +70,20 @@ impl Files {
         o.status.success().then_some(o.stdout)
     }
 
-    /// A whole (small) file.
+    /// A whole (small) file: a regular one, not through a symlink (a FIFO
+    /// planted where a record is would block the read for good).
     pub fn read(&self, p: &Path) -> Option<Vec<u8>> {
         match self {
-            Files::Local => std::fs::read(p).ok(),
-            Files::Remote(_) => self.sh("cat -- \"$1\"", &[&p.to_string_lossy()]),
+            Files::Local => {
+                let mut f = open_regular(p)?;
+                let mut buf = Vec::new();
+                f.read_to_end(&mut buf).ok()?;
+                Some(buf)
+            }
+            Files::Remote(_) => self.sh(
+                "[ -f \"$1\" ] && [ ! -L \"$1\" ] && cat -- \"$1\"",
+                &[&p.to_string_lossy()],
+            ),
         }
     }
 
@@ -154,7 +163,7 @@ impl Files {
     pub fn read_from(&self, p: &Path, offset: u64) -> Option<Vec<u8>> {
         match self {
             Files::Local => {
-                let mut f = std::fs::File::open(p).ok()?;
+                let mut f = open_regular(p)?;
                 let len = f.metadata().map(|m| m.len()).unwrap_or(0);
                 let from = if len < offset { 0 } else { offset };
                 f.seek(SeekFrom::Start(from)).ok()?;
@@ -163,7 +172,7 @@ impl Files {
                 Some(buf)
             }
             Files::Remote(_) => self.sh(
-                "n=$(wc -c < \"$1\") || exit 1; if [ \"$n\" -lt \"$2\" ]; then cat -- \"$1\"; else tail -c +$(($2 + 1)) -- \"$1\"; fi",
+                "[ -f \"$1\" ] && [ ! -L \"$1\" ] || exit 1; n=$(wc -c < \"$1\") || exit 1; if [ \"$n\" -lt \"$2\" ]; then cat -- \"$1\"; else tail -c +$(($2 + 1)) -- \"$1\"; fi",
                 &[&p.to_string_lossy(), &offset.to_string()],
             ),
         }
@@ -182,12 +191,10 @@ impl Files {
                 let mut v: Vec<(std::time::SystemTime, PathBuf)> = rd
                     .flatten()
                     .filter(|e| fits(&e.file_name().to_string_lossy()))
-                    .map(|e| {
-                        let t = e
-                            .metadata()
-                            .and_then(|m| m.modified())
-                            .unwrap_or(std::time::UNIX_EPOCH);
-                        (t, e.path())
+                    // regular files only (the entry's own type: a link is not one)
+                    .filter_map(|e| {
+                        let m = e.metadata().ok().filter(|m| m.is_file())?;
+                        Some((m.modified().unwrap_or(std::time::UNIX_EPOCH), e.path()))
                     })
                     .collect();
                 v.sort_by_key(|e| std::cmp::Reverse(e.0));
@@ -236,6 +243,19 @@ impl Files {
         let raw = self.read(Path::new(&format!("/proc/{pid}/environ")))?;
         Some(parse_environ(&raw))
     }
+}
+
+/// A file opened for reading only if it is a regular file and not a symlink;
+/// opened without blocking, so a FIFO is seen for what it is.
+fn open_regular(p: &Path) -> Option<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(p)
+        .ok()?;
+    f.metadata().ok().filter(|m| m.is_file())?;
+    Some(f)
 }
 
 /// One `sh` on the far side, started once per process through the same ssh,

@@ -497,6 +497,7 @@ fn opencode_and_kilo_answer_from_their_session_store() {
         let replies = ReplyFiles {
             paths: vec![db.clone()],
             cwd: Some(PathBuf::from("/proj")),
+            proved_first: false,
         };
         let marks = mark(&p, &replies);
         assert_eq!(
@@ -611,4 +612,80 @@ fn opencode_and_kilo_answer_from_their_session_store() {
         assert!(!a.text.contains("typed one"), "{agent}");
         drop(c);
     }
+}
+
+/// Two sessions of one agent in one directory both received the prompt since
+/// their marks (a fan-out of one question to two panes): nothing ties either to
+/// this pane, so no answer is given rather than another pane's; the proof's own
+/// file wins where it holds the prompt; one session alone is the answer.
+#[test]
+fn an_answer_is_never_another_sessions_reply() {
+    let d = tempfile::tempdir().unwrap();
+    let p = profile("gemini");
+    let write = |name: &str, reply: &str| {
+        let path = d.path().join(name);
+        let mut v = vec![prompt_entry("gemini", "compare notes")];
+        v.extend(reply_entries(
+            "gemini",
+            &FakeReply::to("compare notes", reply),
+        ));
+        let text: String = v.iter().map(|v| format!("{v}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let a = write("session-a.jsonl", "reply from A");
+    let b = write("session-b.jsonl", "reply from B");
+    let files = |paths: Vec<PathBuf>, proved_first: bool| ReplyFiles {
+        paths,
+        cwd: None,
+        proved_first,
+    };
+    let none = Marks::new();
+    let got = read_answer(
+        &p,
+        "compare notes",
+        &files(vec![b.clone(), a.clone()], false),
+        &none,
+    );
+    assert_eq!(got.source, "none", "{got:?}");
+    assert!(got.text.is_empty());
+    assert!(
+        got.why
+            .as_deref()
+            .unwrap_or_default()
+            .contains("2 sessions"),
+        "{got:?}"
+    );
+    let got = read_answer(
+        &p,
+        "compare notes",
+        &files(vec![a.clone(), b.clone()], true),
+        &none,
+    );
+    assert_eq!(got.text, "reply from A");
+    // B's prompt was there before the mark: only A's is this prompt's
+    let marks = mark(&p, &files(vec![b.clone()], false));
+    assert!(marks.get(&b).is_some_and(|n| *n >= 2), "{marks:?}");
+    let got = read_answer(&p, "compare notes", &files(vec![b, a], false), &marks);
+    assert_eq!(got.text, "reply from A");
+}
+
+/// A FIFO or a symlink where a record file is listed is skipped, never opened
+/// (a FIFO would block the read for good).
+#[test]
+fn a_fifo_or_a_link_in_the_record_directory_is_never_read() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("session-z.jsonl");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let real = d.path().join("elsewhere.txt");
+    std::fs::write(&real, "{}\n").unwrap();
+    std::os::unix::fs::symlink(&real, d.path().join("session-l.jsonl")).unwrap();
+    std::fs::write(d.path().join("session-r.jsonl"), "{}\n").unwrap();
+    let files = crate::io::files::Files::Local;
+    let listed = files.list(d.path(), "session-", ".jsonl");
+    assert_eq!(listed, vec![d.path().join("session-r.jsonl")]);
+    assert!(files.read(&fifo).is_none());
+    assert!(files.read(&d.path().join("session-l.jsonl")).is_none());
+    assert!(files.read_from(&fifo, 0).is_none());
 }
