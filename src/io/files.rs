@@ -178,8 +178,8 @@ impl Files {
         }
     }
 
-    /// The files of `dir` whose names start with `pre` and end with `post`,
-    /// newest first.
+    /// The files (regular ones) and directories of `dir` whose names start with
+    /// `pre` and end with `post`, newest first.
     pub fn list(&self, dir: &Path, pre: &str, post: &str) -> Vec<PathBuf> {
         let fits =
             |n: &str| n.len() >= pre.len() + post.len() && n.starts_with(pre) && n.ends_with(post);
@@ -191,9 +191,10 @@ impl Files {
                 let mut v: Vec<(std::time::SystemTime, PathBuf)> = rd
                     .flatten()
                     .filter(|e| fits(&e.file_name().to_string_lossy()))
-                    // regular files only (the entry's own type: a link is not one)
+                    // regular files and directories only (the entry's own type: a
+                    // link, a FIFO or a socket is never opened as a record)
                     .filter_map(|e| {
-                        let m = e.metadata().ok().filter(|m| m.is_file())?;
+                        let m = e.metadata().ok().filter(|m| m.is_file() || m.is_dir())?;
                         Some((m.modified().unwrap_or(std::time::UNIX_EPOCH), e.path()))
                     })
                     .collect();

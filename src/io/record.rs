@@ -1273,8 +1273,70 @@ fn matching_all(
     (found, cut)
 }
 
-/// `path` with `~`, `{cwd}`, `{cwd_dashed}`, `{cwd_name}` and `{env:NAME|fallback}`
-/// filled in from the agent's environment and directory.
+/// A directory's name as a project slug (Gemini CLI's `ProjectRegistry`):
+/// lower case, each run of anything but `a-z0-9` one `-`, none at either end,
+/// `project` when nothing is left.
+pub fn slug(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.to_lowercase().chars() {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            out.push(c);
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let t = out.trim_matches('-');
+    if t.is_empty() {
+        "project".into()
+    } else {
+        t.to_string()
+    }
+}
+
+/// The file in a project's slug directory that names the project that owns it.
+const PROJECT_MARKER: &str = ".project_root";
+
+/// The slug directory under `parent` that belongs to the project `cwd`: the
+/// plain slug of its name, unless that directory's marker names another project
+/// (two projects called `app`), then the first `SLUG-N` whose marker names this
+/// one, as the agent numbers them. `Err`: every candidate belongs to another.
+fn project_slug(
+    files: &crate::io::files::Files,
+    parent: &Path,
+    cwd: &Path,
+) -> std::result::Result<String, String> {
+    let name = cwd
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let base = slug(&name);
+    let owner = |d: &str| {
+        files
+            .read(&parent.join(d).join(PROJECT_MARKER))
+            .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+    };
+    let ours = |o: &str| Path::new(o) == cwd;
+    match owner(&base) {
+        None => return Ok(base),
+        Some(o) if ours(&o) => return Ok(base),
+        Some(_) => {}
+    }
+    for n in 1..=32 {
+        let c = format!("{base}-{n}");
+        if owner(&c).is_some_and(|o| ours(&o)) {
+            return Ok(c);
+        }
+    }
+    Err(format!(
+        "{} belongs to another project, and no {base}-N under {} names {}",
+        parent.join(&base).display(),
+        parent.display(),
+        cwd.display()
+    ))
+}
+
+/// `path` with `~`, `{cwd}`, `{cwd_dashed}`, `{cwd_name}`, `{cwd_slug}` and
+/// `{env:NAME|fallback}` filled in from the agent's environment and directory.
 pub fn expand(
     path: &str,
     env: &BTreeMap<String, String>,
@@ -1302,6 +1364,7 @@ pub fn expand(
             "cwd" => cwd_s.clone(),
             "cwd_dashed" => dashed.clone(),
             "cwd_name" => name.clone(),
+            "cwd_slug" => slug(&name),
             k if k.starts_with("env:") => {
                 let (var, fallback) = k[4..].split_once('|').unwrap_or((&k[4..], ""));
                 env.get(var)
@@ -1359,7 +1422,15 @@ pub fn place(
     let (env, cwd) = files
         .environ_cwd(agent.pid)
         .map_err(|what| format!("cannot read the {what} of pid {}", agent.pid))?;
-    let pattern = expand(path, &env, &cwd)?;
+    // `{cwd_slug}`: the slug directory the project's marker names as its own
+    let pattern = match path.find("{cwd_slug}") {
+        Some(i) => {
+            let parent = expand(&path[..i], &env, &cwd)?;
+            let s = project_slug(files, &parent, &cwd)?;
+            expand(&path.replace("{cwd_slug}", &s), &env, &cwd)?
+        }
+        None => expand(path, &env, &cwd)?,
+    };
     Ok(Place {
         agent,
         env,
@@ -1502,7 +1573,48 @@ mod tests {
             e("~/.gemini/tmp/{cwd_name}/logs.json"),
             "/home/u/.gemini/tmp/my.proj/logs.json"
         );
+        assert_eq!(
+            e("~/.gemini/tmp/{cwd_slug}/logs.json"),
+            "/home/u/.gemini/tmp/my-proj/logs.json"
+        );
         assert!(expand("{bogus}", &env, cwd).is_err());
+    }
+
+    /// Gemini CLI's project directories: the slug of the directory's name (as its
+    /// `ProjectRegistry.slugify`), and `SLUG-N` when the slug's `.project_root`
+    /// names another project; never another project's directory.
+    #[test]
+    fn a_project_slug_is_gemini_s_and_never_another_projects() {
+        for (name, want) in [
+            ("MyApp", "myapp"),
+            ("my.proj", "my-proj"),
+            ("--A  b__C--", "a-b-c"),
+            ("日本", "project"),
+            ("", "project"),
+        ] {
+            assert_eq!(slug(name), want, "{name:?}");
+        }
+        let d = tempfile::tempdir().unwrap();
+        let tmp = d.path().join("tmp");
+        let files = crate::io::files::Files::Local;
+        let (a, b) = (Path::new("/home/u/a/App"), Path::new("/home/u/b/App"));
+        // nothing there yet: the plain slug
+        assert_eq!(project_slug(&files, &tmp, a).unwrap(), "app");
+        let mark = |slug: &str, owner: &Path| {
+            std::fs::create_dir_all(tmp.join(slug)).unwrap();
+            std::fs::write(
+                tmp.join(slug).join(PROJECT_MARKER),
+                owner.display().to_string(),
+            )
+            .unwrap();
+        };
+        mark("app", a);
+        assert_eq!(project_slug(&files, &tmp, a).unwrap(), "app");
+        // b's is `app-1`, where its marker names it; before it exists, none
+        assert!(project_slug(&files, &tmp, b).is_err());
+        mark("app-1", Path::new("/elsewhere/App"));
+        mark("app-2", b);
+        assert_eq!(project_slug(&files, &tmp, b).unwrap(), "app-2");
     }
 
     #[test]

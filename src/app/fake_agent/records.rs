@@ -6,7 +6,7 @@
 //! codex `$CODEX_HOME/history.jsonl` (default `~/.codex`) and its session
 //! rollout `$CODEX_HOME/sessions/Y/M/D/rollout-*.jsonl` (held open, as codex
 //! holds it), gemini
-//! `~/.gemini/tmp/<cwd name>/logs.json`, opencode
+//! `~/.gemini/tmp/<project slug>/logs.json`, opencode
 //! `~/.local/state/opencode/prompt-history.jsonl` (and, with a reply, its
 //! session store `~/.local/share/opencode/opencode.db`).
 
@@ -16,6 +16,37 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::io::hooks::{env_dir, home};
+
+/// The project's directory as Gemini CLI's registry gives it: the slug of the
+/// directory's name, or `SLUG-N` when that one's `.project_root` names another
+/// project; made, with its marker, if new.
+fn gemini_project_dir(cwd: &std::path::Path) -> std::io::Result<PathBuf> {
+    let name = cwd
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let base = crate::io::record::slug(&name);
+    let tmp = home().join(".gemini").join("tmp");
+    for n in 0..100 {
+        let slug = if n == 0 {
+            base.clone()
+        } else {
+            format!("{base}-{n}")
+        };
+        let dir = tmp.join(&slug);
+        let marker = dir.join(".project_root");
+        match std::fs::read_to_string(&marker) {
+            Ok(o) if std::path::Path::new(o.trim()) == cwd => return Ok(dir),
+            Ok(_) => continue,
+            Err(_) => {
+                std::fs::create_dir_all(&dir)?;
+                std::fs::write(&marker, cwd.display().to_string())?;
+                return Ok(dir);
+            }
+        }
+    }
+    Err(std::io::Error::other("no free project slug"))
+}
 
 fn append_line(path: &PathBuf, v: &Value) -> std::io::Result<()> {
     if let Some(d) = path.parent() {
@@ -201,12 +232,7 @@ pub fn append(like: Like, text: &str) -> std::io::Result<()> {
             f.write_all(format!("{line}\n").as_bytes())
         }
         Like::Gemini => {
-            let name = cwd
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let dir = home().join(".gemini").join("tmp").join(name);
-            std::fs::create_dir_all(&dir)?;
+            let dir = gemini_project_dir(&cwd)?;
             let path = dir.join("logs.json");
             let mut all: Vec<Value> = std::fs::read(&path)
                 .ok()
@@ -469,13 +495,7 @@ pub fn append_reply(like: Like, prompt: &str, r: &FakeReply) -> std::io::Result<
         }
         Like::Gemini => {
             // the chat file (0.61: a message a line), the prompt wrapped as gemini does
-            let name = cwd
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let path = home()
-                .join(".gemini/tmp")
-                .join(name)
+            let path = gemini_project_dir(&cwd)?
                 .join("chats")
                 .join(format!("session-{session}.jsonl"));
             append_line(&path, &prompt_entry("gemini", prompt))?;

@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 pub struct RecordDef {
     /// The file: `~` is the agent's HOME; `{cwd}` its directory, `{cwd_dashed}`
     /// that with every character but ASCII letters and digits as `-`,
-    /// `{cwd_name}` its last component; `{env:NAME|fallback}` a variable of the
+    /// `{cwd_name}` its last component, `{cwd_slug}` the directory a project
+    /// registry like Gemini CLI's gives it (its name lower case, other runs `-`;
+    /// `NAME-N` where its `.project_root` marker says so); `{env:NAME|fallback}` a variable of the
     /// agent's environment. A `*` in a component matches any name (the newest
     /// files and directories first).
     pub path: String,
