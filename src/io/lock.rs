@@ -51,7 +51,9 @@ fn unix_ms(t: SystemTime) -> u128 {
     t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis())
 }
 
-/// Where the lock files live: `$XDG_RUNTIME_DIR/promptgate` or `/tmp/promptgate-<uid>`.
+/// Where the lock files live: `$XDG_RUNTIME_DIR/promptgate`, else
+/// `/run/user/<uid>/promptgate` where the system made that directory for this
+/// user, else `$TMPDIR/promptgate-<uid>` (made private: see `store::private_dir`).
 pub fn lock_dir() -> PathBuf {
     lock_dir_and_source().0
 }
@@ -64,6 +66,18 @@ fn lock_dir_and_source() -> (PathBuf, &'static str) {
         );
     }
     let uid = unsafe { libc::getuid() };
+    // Without XDG_RUNTIME_DIR (cron, `sudo -u`, a service): the runtime
+    // directory it would name, where the system made one for this user, so that
+    // a sender started with and one started without it lock the same files.
+    let run = PathBuf::from(format!("/run/user/{uid}"));
+    if std::fs::symlink_metadata(&run)
+        .is_ok_and(|m| m.is_dir() && std::os::unix::fs::MetadataExt::uid(&m) == uid)
+    {
+        return (
+            run.join("promptgate"),
+            "the lock directory (under /run/user)",
+        );
+    }
     (
         std::env::temp_dir().join(format!("promptgate-{uid}")),
         "the lock directory (under the temporary directory)",
