@@ -276,7 +276,7 @@ impl Demo {
         out(&format!(
             "Its files (delivery log, transcript, HOME) stay in {} until you remove them: rm -rf {}",
             self.dir.display(),
-            crate::app::cmd::mcp::sh_quote(&self.dir.display().to_string())
+            crate::io::tmux::sh_quote(&self.dir.display().to_string())
         ))?;
         out(&format!(
             "Try it by hand: promptgate {spec} send -t {pane} \"your prompt\"   (transcript: {})",

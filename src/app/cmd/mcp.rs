@@ -255,15 +255,7 @@ pub fn print_config(agent: &str, argv: &[String]) -> crate::core::error::Result<
     })
 }
 
-/// One word for sh: bare when it holds only safe characters, else in single quotes.
-pub fn sh_quote(s: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "_-./:=@%+,".contains(c);
-    if !s.is_empty() && s.chars().all(safe) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
+use crate::io::tmux::sh_quote;
 
 fn toml_string(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
