@@ -195,6 +195,73 @@ fn a_killed_watchers_typed_body_is_submitted_once_with_the_records_proof() {
     assert_eq!(rec["proof"]["match"], "exact", "{rec}");
 }
 
+/// A watcher journalled `submitting` (with its record mark) and died before
+/// its Enter; the draft was then cleared (or the agent restarted). The next
+/// watcher finds an empty composer, but the agent's own record, known to be
+/// this agent's, has no entry for the body: not `consumed` (delivered zero
+/// times), not typed again by itself (it may have been taken): held as
+/// `unproven`, and `queue list` says why.
+#[test]
+fn a_recovered_item_the_record_never_got_is_held_not_called_consumed() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let qdir = srv.dir.path().join("queue");
+    std::fs::create_dir_all(&qdir).unwrap();
+    let home = srv.dir.path().join("home-rec");
+    let (pane, transcript) = srv.fake_in(&home, "claude", &["--records", "--busy-ms", "200"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    // the record exists, and is known to be this agent's
+    assert_eq!(
+        code(&srv.pg(&["send", "-t", &pane, "an earlier prompt"])),
+        0
+    );
+    srv.wait_state(&pane, "ready", 10.0);
+    let mut sizes = serde_json::Map::new();
+    for d in std::fs::read_dir(home.join(".claude/projects"))
+        .unwrap()
+        .flatten()
+    {
+        for f in std::fs::read_dir(d.path()).unwrap().flatten() {
+            let len = f.metadata().unwrap().len();
+            sizes.insert(f.path().display().to_string(), len.into());
+        }
+    }
+    let id = "00000000000000000001-00001-000";
+    let item = serde_json::json!({"id": id, "server": format!("-L {}", srv.socket), "pane": pane,
+        "agent": null, "body": "never delivered", "created_ms": 1, "phase": "submitting",
+        "attempts": 1, "record_mark": {"sizes": sizes, "complete": true}});
+    let file = qdir.join(format!("{id}.json"));
+    std::fs::write(&file, item.to_string()).unwrap();
+    let o = queue_cmd(&srv, &qdir, &["run", "--once"]).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(code(&o), 20, "{out}{}", stderr(&o));
+    assert!(out.contains("held") && out.contains("unproven"), "{out}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(prompts(&transcript), vec!["an earlier prompt"]);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v["phase"], "held", "{v}");
+    assert_eq!(v["last_receipt"], "unproven", "{v}");
+    let o = queue_cmd(&srv, &qdir, &["list"]).output().unwrap();
+    let list = String::from_utf8_lossy(&o.stdout);
+    assert!(list.contains(id) && list.contains("unproven"), "{list}");
+    let log = std::fs::read_to_string(srv.dir.path().join("deliveries.jsonl")).unwrap();
+    let recs: Vec<serde_json::Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|r| r["queue_id"] == id)
+        .collect();
+    assert_eq!(recs.len(), 1, "{log}");
+    assert_eq!(recs[0]["receipt"], "unproven", "{log}");
+    assert_eq!(
+        recs[0]["evidence"]["rule"], "queue.recovered-record-lacks-body",
+        "{log}"
+    );
+    // held: the next watcher leaves it alone, and types nothing
+    let o = queue_cmd(&srv, &qdir, &["run", "--once"]).output().unwrap();
+    assert_eq!(code(&o), 20, "{}", stderr(&o));
+    assert_eq!(prompts(&transcript), vec!["an earlier prompt"]);
+}
+
 #[test]
 fn held_items_stay_with_their_receipt_and_drop_removes_them() {
     let srv = TmuxServer::new(100, 30, &[]);

@@ -542,7 +542,8 @@ fn step(
                     ),
                 )),
             ),
-            Ok(false) => (false, None),
+            // held by the recovery: said once, with why
+            Ok(false) => (false, held_event(dir, item)),
             Err(e) => (
                 false,
                 Some(Event::new(
@@ -555,6 +556,25 @@ fn step(
         },
         _ => deliver(server, profiles, dir, item, r, asks),
     }
+}
+
+/// The line for an item the recovery has just held (none when it was not).
+fn held_event(dir: &Path, item: &Item) -> Option<Event> {
+    let now = queue::find(dir, &item.id).ok().flatten()?;
+    if now.phase != Phase::Held {
+        return None;
+    }
+    let receipt = now.last_receipt.unwrap_or_else(|| "-".into());
+    let why = now.last_reason.unwrap_or_default();
+    Some(
+        Event::new(
+            item,
+            "held",
+            "held".into(),
+            format!("{receipt} ({why}); kept for a person: queue list, queue drop ID"),
+        )
+        .short(format!("receipt {receipt}")),
+    )
 }
 
 fn save_phase(
@@ -844,6 +864,29 @@ fn recovered_consumed(
     Ok(())
 }
 
+/// A recovered item whose `submitting` left an empty composer, but whose
+/// agent's own record has no entry for it: `held` as `unproven`, and into the
+/// delivery log as such with the record's proof.
+fn recovered_unproven(
+    dir: &Path,
+    item: &Item,
+    agent: &str,
+    proof: &crate::io::record::Proof,
+) -> Result<()> {
+    let rule = "queue.recovered-record-lacks-body";
+    let why = format!(
+        "{rule}: an earlier watcher stopped at the submit and the composer is empty, but the agent's own record has no entry for it ({}); it may never have been submitted: look at the pane, then queue drop ID or queue add it again",
+        proof.matched
+    );
+    save_phase(dir, item, Phase::Held, Some("unproven"), Some(why))?;
+    let rec = serde_json::json!({
+        "time_ms": crate::io::tmux::now_ms() as u64, "pane": item.pane, "agent": agent,
+        "queue_id": item.id, "receipt": "unproven", "proof": proof,
+        "evidence": {"rule": rule}});
+    Quiet.finish(&Finished::Json(&rec));
+    Ok(())
+}
+
 /// Resume an item the last watcher left mid-way, by the agent's record and
 /// what the pane shows.
 fn recover(
@@ -872,17 +915,24 @@ fn recover(
     // the typing began was taken (the watcher died before it could say so), and
     // is never typed or submitted again, whatever the screen shows (an agent
     // such as Aider leaves the accepted line where its composer was).
+    // A record known to be this agent's that has no entry for the body (after
+    // the proof's wait) says the agent did not take it: kept, to tell a
+    // composer emptied without a submit from a prompt taken.
+    let mut lacks: Option<crate::io::record::Proof> = None;
     if let Some(saved) = &item.record_mark {
         let body = plan(item.body.as_bytes(), profile.capability())?.typed_text();
         let proof = crate::io::record::mark(profile, o.screen.pid)
             .map(|m| m.as_of(saved, RECOVERY_RECORD_WAIT).prove(&body));
-        if let Some(p) = proof
-            .ok()
-            .filter(|p| crate::io::record::is_exact(p.matched))
-        {
-            let evidence = serde_json::json!({"rule": "queue.recovered-record-holds-body"});
-            recovered_consumed(dir, item, &agent, Some(&p), evidence)?;
-            return Ok(true);
+        match proof {
+            Ok(p) if crate::io::record::is_exact(p.matched) => {
+                let evidence = serde_json::json!({"rule": "queue.recovered-record-holds-body"});
+                recovered_consumed(dir, item, &agent, Some(&p), evidence)?;
+                return Ok(true);
+            }
+            Ok(p) if p.owner_proven() && matches!(p.matched, "absent" | "not-yet") => {
+                lacks = Some(p)
+            }
+            _ => {}
         }
     }
     // the choke point, before a clear key or a submit key goes into the pane
@@ -913,6 +963,15 @@ fn recover(
         (Phase::Submitting, State::Ready | State::Busy, None | Some(false))
             if o.verdict.composer.as_ref().is_none_or(|c| c.empty) =>
         {
+            // An empty composer, but the agent's own record has no entry for
+            // the body: the submit may never have been pressed (the draft
+            // cleared, the agent restarted). Not consumed, and never typed
+            // again by itself (it may have been taken all the same): held for
+            // a person. Only with no usable record does the screen decide.
+            if let Some(p) = &lacks {
+                recovered_unproven(dir, item, &agent, p)?;
+                return Ok(false);
+            }
             let evidence = serde_json::json!({"rule": "queue.recovered-composer-empty"});
             recovered_consumed(dir, item, &agent, None, evidence)?;
             Ok(true)
