@@ -262,6 +262,179 @@ fn a_recovered_item_the_record_never_got_is_held_not_called_consumed() {
     assert_eq!(prompts(&transcript), vec!["an earlier prompt"]);
 }
 
+/// The fake agent's command line, its transcript `t` and HOME `home`.
+fn fake_argv(home: &std::path::Path, t: &std::path::Path) -> Vec<String> {
+    let _ = std::fs::create_dir_all(home);
+    [
+        "env",
+        "-u",
+        "CODEX_HOME",
+        "-u",
+        "CLAUDE_CONFIG_DIR",
+        &format!("HOME={}", home.display()),
+        bin().to_str().unwrap(),
+        "fake-agent",
+        "--like",
+        "claude",
+        "--transcript",
+        t.to_str().unwrap(),
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// A prompt queued for `%0`, then the tmux server restarts (or is killed and
+/// started again): its new `%0` is another pane, another project's agent. The
+/// watcher holds the prompt, types nothing there, and `queue list` says why.
+#[test]
+fn a_prompt_queued_before_the_server_restarted_is_held_not_typed_into_its_new_pane() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = format!("promptgate-test-{}-restart", std::process::id());
+    // whatever happens, the servers on this socket end with the test
+    struct Kill(String);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = tmux_on(&self.0, &["kill-server"]);
+        }
+    }
+    let _kill = Kill(socket.clone());
+    let qdir = dir.path().join("queue");
+    let (ta, tb) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    let start = |session: &str, t: &std::path::Path| {
+        let argv = fake_argv(&dir.path().join("home"), t);
+        let mut args: Vec<&str> = vec!["-f", "/dev/null", "new-session", "-d", "-s", session];
+        args.extend(["-x", "120", "-y", "40"]);
+        args.extend(argv.iter().map(String::as_str));
+        // (the last server may still be on its way out: try again a moment later)
+        let t0 = Instant::now();
+        loop {
+            let o = tmux_on(&socket, &args);
+            if o.status.success() {
+                break;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(10), "{}", stderr(&o));
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    let pg = |args: &[&str]| {
+        let mut c = pg_on(&socket, dir.path(), args);
+        c.env("PROMPTGATE_QUEUE_DIR", &qdir);
+        c.output().unwrap()
+    };
+    let ready = |secs: f64| {
+        let t0 = Instant::now();
+        loop {
+            let o = pg(&["state", "-t", "%0"]);
+            if String::from_utf8_lossy(&o.stdout).contains("ready") {
+                return;
+            }
+            assert!(t0.elapsed().as_secs_f64() < secs, "not ready");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    start("projA", &ta);
+    ready(15.0);
+    let body = "PROJECT A ONLY: rm -rf build/ and rebuild";
+    let o = pg(&["queue", "add", "-t", "%0", body]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let id = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    tmux_on(&socket, &["kill-server"]);
+    while tmux_on(&socket, &["has-session"]).status.success() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // the socket's next server: another project's agent at %0
+    start("projB", &tb);
+    ready(15.0);
+    let o = pg(&["queue", "run", "--once"]);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(code(&o), 20, "{out}{}", stderr(&o));
+    assert!(out.contains("held"), "{out}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        prompts(&tb).is_empty(),
+        "typed into projB: {:?}",
+        prompts(&tb)
+    );
+    assert!(prompts(&ta).is_empty());
+    let o = pg(&["queue", "list"]);
+    let list = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        list.contains(&id) && list.contains("held") && list.contains("server restarted"),
+        "{list}"
+    );
+    assert!(list.contains("projA"), "{list}");
+}
+
+/// The pane's first process stays while an agent restarts inside its shell:
+/// the prompt is delivered to the agent running there now. A pane respawned
+/// with another process (`respawn-pane -k`) is not the pane it was queued
+/// for: held, nothing typed.
+#[test]
+fn an_agent_restarted_in_its_shell_gets_the_prompt_and_a_respawned_pane_does_not() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let qdir = srv.dir.path().join("queue");
+    let home = srv.dir.path().join("home");
+    let pane = srv.window(&["sh"]);
+    let run_in_shell = |t: &std::path::Path| {
+        let line: Vec<String> = fake_argv(&home, t)
+            .iter()
+            .map(|w| format!("'{w}'"))
+            .collect();
+        srv.tmux(&["send-keys", "-t", &pane, "-l", &line.join(" ")]);
+        srv.tmux(&["send-keys", "-t", &pane, "Enter"]);
+        srv.wait_state(&pane, "ready", 15.0);
+    };
+    let (t1, t2, t3) = (
+        srv.dir.path().join("t1.jsonl"),
+        srv.dir.path().join("t2.jsonl"),
+        srv.dir.path().join("t3.jsonl"),
+    );
+    run_in_shell(&t1);
+    let add = |body: &str| {
+        let o = queue_cmd(&srv, &qdir, &["add", "-t", &pane, body])
+            .output()
+            .unwrap();
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    add("for whichever agent runs in this pane");
+    // the agent quits (Ctrl-C on an empty composer) and starts again in the shell
+    srv.tmux(&["send-keys", "-t", &pane, "C-c"]);
+    let t0 = Instant::now();
+    while !srv
+        .tmux_out(&["display", "-p", "-t", &pane, "#{pane_current_command}"])
+        .starts_with("sh")
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the agent did not quit"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    run_in_shell(&t2);
+    let o = queue_cmd(&srv, &qdir, &["run", "--once"]).output().unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(prompts(&t2), vec!["for whichever agent runs in this pane"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    // the pane respawned: another first process
+    let id = add("for the pane as it was");
+    let mut args = vec!["respawn-pane", "-k", "-t", &pane];
+    let argv = fake_argv(&home, &t3);
+    args.extend(argv.iter().map(String::as_str));
+    srv.tmux(&args);
+    srv.wait_state(&pane, "ready", 15.0);
+    let o = queue_cmd(&srv, &qdir, &["run", "--once"]).output().unwrap();
+    assert_eq!(code(&o), 20, "{}", stderr(&o));
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(prompts(&t3).is_empty(), "{:?}", prompts(&t3));
+    let o = queue_cmd(&srv, &qdir, &["list"]).output().unwrap();
+    let list = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        list.contains(&id) && list.contains("held") && list.contains("replaced"),
+        "{list}"
+    );
+}
+
 #[test]
 fn held_items_stay_with_their_receipt_and_drop_removes_them() {
     let srv = TmuxServer::new(100, 30, &[]);

@@ -473,6 +473,7 @@ impl SendArgs {
             no_verify: self.no_verify,
             lock_timeout: duration(self.lock_timeout),
             to_any_process: self.to_any_process,
+            pane_pid: None,
         }
     }
 }

@@ -48,6 +48,10 @@ pub struct SendOpts {
     /// agent. Never implied by another flag, never set from the environment,
     /// never by the queue or the MCP server.
     pub to_any_process: bool,
+    /// The pane's process it must be (`#{pane_pid}`): the queue's, for the pane
+    /// an item was queued for. A look that shows another refuses before
+    /// anything is typed or pressed; `None`: whatever the first look saw.
+    pub pane_pid: Option<u32>,
 }
 
 impl Default for SendOpts {
@@ -64,6 +68,7 @@ impl Default for SendOpts {
             no_verify: false,
             lock_timeout: Duration::from_secs(120),
             to_any_process: false,
+            pane_pid: None,
         }
     }
 }
@@ -548,6 +553,15 @@ impl Delivery<'_> {
             first.screen.bracketed_paste,
         )?;
         let pane_pid = first.screen.pid;
+        // not the pane it was meant for (a queued prompt's): nothing typed
+        if let (Some(want), Some(have)) = (a.pane_pid, pane_pid) {
+            if want != have {
+                return Err(Error::PaneChanged(
+                    pane.into(),
+                    format!("pane_pid is {have}, not {want}: not the pane it was meant for"),
+                ));
+            }
+        }
         sink.wait_begins(pane, &agent, a.lock_timeout);
         let lock = PaneLock::acquire_with(&server_key, pane, a.lock_timeout, &mut || {
             sink.waiting(&mut || {
@@ -622,7 +636,7 @@ impl Delivery<'_> {
                 profile,
                 pane,
                 plan: &prep.plan,
-                pid: gate.screen.pid,
+                pid: a.pane_pid.or(gate.screen.pid),
                 gate: &gate,
                 opts: a,
                 shared,

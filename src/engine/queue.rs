@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 pub use crate::engine::sink::Phase;
+pub use crate::io::tmux::PaneLife;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Item {
@@ -44,6 +45,13 @@ pub struct Item {
     /// the record before anything is typed or pressed again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record_mark: Option<crate::io::record::SavedMark>,
+    /// Which life of the server and of the pane it was queued for (`queue
+    /// add`): a watcher types it only into that pane, and holds it when the
+    /// server restarted or the pane was replaced since (its id now names
+    /// another pane). `None` in an item written before it was kept: the pane
+    /// id alone, as then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queued_for: Option<PaneLife>,
 }
 
 impl Item {
@@ -62,6 +70,7 @@ impl Item {
             last_reason: None,
             ask: false,
             record_mark: None,
+            queued_for: None,
         }
     }
 }
@@ -414,6 +423,7 @@ mod tests {
             last_reason: None,
             ask: false,
             record_mark: None,
+            queued_for: None,
         };
         let (a, b) = (mk("first"), mk("second"));
         save(d.path(), &b).unwrap();

@@ -1081,12 +1081,18 @@ impl Gatekeeper {
                 Ok(v) => v,
                 Err(e) => return refuse(&e, json!({})),
             };
-            let item = crate::engine::queue::Item::pending(
+            // which life of the server and of the pane: typed only into this one
+            let life = match Process::new(gk.server.clone()).pane_life(&loc.id) {
+                Ok(l) => l,
+                Err(e) => return refuse(&format!("{e}; nothing was queued"), json!({})),
+            };
+            let mut item = crate::engine::queue::Item::pending(
                 gk.server.spec(),
                 loc.id.clone(),
                 o.identity.agent.clone(),
                 body,
             );
+            item.queued_for = Some(life);
             match crate::engine::queue::save(&crate::engine::queue::dir(), &item) {
                 Ok(()) => answer(
                     &format!("queued {} for {}", item.id, loc.id),

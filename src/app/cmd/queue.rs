@@ -106,8 +106,11 @@ fn add(server: &Server, profiles: &Profiles, dir: &Path, a: QueueAddArgs) -> Res
             return Err(refusal(&state, &reason, false));
         }
     }
+    // which life of the server and of the pane: typed only into this one
+    let life = tmux.pane_life(&pane)?;
     let mut item = Item::pending(server.spec(), pane, a.agent, body);
     item.ask = a.ask;
+    item.queued_for = Some(life);
     queue::save(dir, &item)?;
     out(&item.id)?;
     Ok(0)
@@ -118,8 +121,13 @@ fn list(dir: &Path, json: bool) -> Result<i32> {
         if json {
             out(&serde_json::to_string(&i).unwrap_or_default())?;
         } else {
+            // a held item says why it is held, after the preview
+            let why = match (i.phase, &i.last_reason) {
+                (Phase::Held, Some(r)) => format!("\t{}", r.replace(['\t', '\n'], " ")),
+                _ => String::new(),
+            };
             out(&format!(
-                "{}\t{}\t{}\t{}\t{}\t{}",
+                "{}\t{}\t{}\t{}\t{}\t{}{why}",
                 i.id,
                 i.server,
                 i.pane,
@@ -246,6 +254,8 @@ fn send_opts(item: &Item, r: &QueueRunArgs) -> SendOpts {
     };
     o.gate.wait_busy = true;
     o.gate.timeout = crate::app::cli::duration(r.gate_timeout);
+    // only into the pane it was queued for: every look before a write is of it
+    o.pane_pid = item.queued_for.as_ref().map(|l| l.pane_pid);
     o
 }
 
@@ -528,6 +538,14 @@ fn step(
         Ok(_) => return (false, None),
         Err(e) => return fail(e),
     };
+    // the pane it was queued for, or none: a restarted server or a replaced
+    // pane has the id now, and gets nothing
+    if let Some(why) = replaced(server, item) {
+        return match save_phase(dir, item, Phase::Held, Some("not-sent"), Some(why)) {
+            Ok(()) => (false, held_event(dir, item)),
+            Err(e) => fail(e),
+        };
+    }
     match item.phase {
         Phase::Typing | Phase::Submitting => match recover(server, profiles, dir, item, r) {
             Ok(true) => (
@@ -556,6 +574,24 @@ fn step(
         },
         _ => deliver(server, profiles, dir, item, r, asks),
     }
+}
+
+/// Why the pane that has the item's pane id now is not the pane it was queued
+/// for (one `display-message`): the server restarted, or the pane was
+/// replaced. `None` when it is that pane, when the item predates
+/// [`Item::queued_for`], or when the pane cannot be read (gone: the delivery
+/// says so, as before).
+fn replaced(server: &Server, item: &Item) -> Option<String> {
+    let was = item.queued_for.as_ref()?;
+    let now = Process::new(server.clone()).pane_life(&item.pane).ok()?;
+    let why = was.changed(&now)?;
+    let at = match was.session.is_empty() {
+        true => String::new(),
+        false => format!(" (session {})", was.session),
+    };
+    Some(format!(
+        "the pane it was queued for{at} is gone: {why}; nothing typed"
+    ))
 }
 
 /// The line for an item the recovery has just held (none when it was not).

@@ -319,6 +319,59 @@ pub(crate) fn parse_locs(out: &str) -> Vec<PaneLoc> {
         .collect()
 }
 
+/// Which life of the server and of a pane a pane id names: a pane id (`%0`)
+/// is unique only while its server runs (a restarted server numbers its panes
+/// from `%0` again), and a pane's first process (`pane_pid`: the shell, or the
+/// program the pane was started with) stays while an agent restarts inside
+/// that shell. The queue keeps it with each prompt (`queue add`), and types a
+/// prompt only into the pane it was queued for.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PaneLife {
+    /// The server's `#{pid}`.
+    pub server_pid: u32,
+    /// The server's `#{start_time}` (Unix seconds; 0 where tmux has none).
+    #[serde(default)]
+    pub server_start: u64,
+    /// The pane's `#{pane_pid}`.
+    pub pane_pid: u32,
+    /// `#{session_name}` then, to say where it was (not compared).
+    #[serde(default)]
+    pub session: String,
+}
+
+impl PaneLife {
+    /// Why `now` is not the pane this was (`None`: it is the same pane).
+    pub fn changed(&self, now: &PaneLife) -> Option<String> {
+        if self.server_pid != now.server_pid || self.server_start != now.server_start {
+            return Some(format!(
+                "the tmux server restarted since it was queued (server pid {} started {}, now {} started {}): the pane that has its id now is another pane",
+                self.server_pid, self.server_start, now.server_pid, now.server_start
+            ));
+        }
+        if self.pane_pid != now.pane_pid {
+            return Some(format!(
+                "the pane was replaced since it was queued (its first process was {}, now {}): not the agent it was queued for",
+                self.pane_pid, now.pane_pid
+            ));
+        }
+        None
+    }
+}
+
+pub(crate) const LIFE_FORMAT: &str =
+    "#{version}\t#{pid}\t#{start_time}\t#{pane_pid}\t#{session_name}";
+
+/// A reply of `display -p -t PANE LIFE_FORMAT`; `None` when it names no pane.
+pub(crate) fn parse_life(out: &str) -> Option<PaneLife> {
+    let (_, f) = split_fields(out.lines().next()?, 4)?;
+    Some(PaneLife {
+        server_pid: f[0].trim().parse().ok()?,
+        server_start: f[1].trim().parse().unwrap_or(0),
+        pane_pid: f[2].trim().parse().ok()?,
+        session: f[3].trim_end().to_string(),
+    })
+}
+
 pub(crate) const CLIENT_FORMAT: &str =
     "#{version}\t#{client_control_mode}\t#{pane_id}\t#{client_tty}\t#{client_name}";
 
@@ -614,6 +667,33 @@ mod tests {
             ..s
         };
         assert_ne!(Guard::of(&moved), Some(g));
+    }
+
+    #[test]
+    fn a_pane_life_is_its_servers_and_its_first_process() {
+        let was = parse_life("3.3a\t100\t1700000000\t42\tprojA\n").unwrap();
+        assert_eq!(was.server_pid, 100);
+        assert_eq!(was.pane_pid, 42);
+        assert_eq!(was.session, "projA");
+        // moved to another session: the same pane
+        let moved = PaneLife {
+            session: "other".into(),
+            ..was.clone()
+        };
+        assert_eq!(was.changed(&moved), None);
+        let restarted = parse_life("3.3a\t100\t1700000500\t42\tprojB\n").unwrap();
+        assert!(was
+            .changed(&restarted)
+            .unwrap()
+            .contains("server restarted"));
+        let replaced = PaneLife {
+            pane_pid: 43,
+            ..was.clone()
+        };
+        assert!(was.changed(&replaced).unwrap().contains("replaced"));
+        // no pane: no life
+        assert_eq!(parse_life("3.3a\t100\t1700000000\t\t\n"), None);
+        assert_eq!(parse_life(""), None);
     }
 
     #[test]

@@ -491,6 +491,17 @@ impl Process {
         Ok(super::parse_clients(&out))
     }
 
+    /// Which life of the server and of `pane` this is, in one call
+    /// ([`super::PaneLife`]); `NoPane` when the pane is gone.
+    pub fn pane_life(&self, pane: &str) -> Result<super::PaneLife> {
+        let out = self.run(
+            &["display-message", "-p", "-t", pane, super::LIFE_FORMAT],
+            None,
+            Some(pane),
+        )?;
+        super::parse_life(&out).ok_or_else(|| Error::NoPane(pane.to_string()))
+    }
+
     /// Expand a format once (`display-message -p`), without a trailing newline.
     pub fn format(&self, fmt: &str) -> Result<String> {
         let out = self.run(&["display-message", "-p", fmt], None, None)?;
