@@ -299,9 +299,10 @@ fn a_prompt_queued_before_the_server_restarted_is_held_not_typed_into_its_new_pa
     }
     let _kill = Kill(socket.clone());
     let qdir = dir.path().join("queue");
-    let (ta, tb) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
-    let start = |session: &str, t: &std::path::Path| {
-        let argv = fake_argv(&dir.path().join("home"), t);
+    let t = |n: &str| dir.path().join(format!("{n}.jsonl"));
+    // %0 and %1, an agent in each
+    let start = |session: &str, t0: &std::path::Path, t1: &std::path::Path| {
+        let argv = fake_argv(&dir.path().join("home"), t0);
         let mut args: Vec<&str> = vec!["-f", "/dev/null", "new-session", "-d", "-s", session];
         args.extend(["-x", "120", "-y", "40"]);
         args.extend(argv.iter().map(String::as_str));
@@ -315,6 +316,11 @@ fn a_prompt_queued_before_the_server_restarted_is_held_not_typed_into_its_new_pa
             assert!(t0.elapsed() < Duration::from_secs(10), "{}", stderr(&o));
             std::thread::sleep(Duration::from_millis(100));
         }
+        let argv = fake_argv(&dir.path().join("home"), t1);
+        let target = format!("={session}:");
+        let mut args: Vec<&str> = vec!["new-window", "-d", "-t", &target];
+        args.extend(argv.iter().map(String::as_str));
+        assert!(tmux_on(&socket, &args).status.success());
     };
     let pg = |args: &[&str]| {
         let mut c = pg_on(&socket, dir.path(), args);
@@ -323,46 +329,73 @@ fn a_prompt_queued_before_the_server_restarted_is_held_not_typed_into_its_new_pa
     };
     let ready = |secs: f64| {
         let t0 = Instant::now();
-        loop {
-            let o = pg(&["state", "-t", "%0"]);
-            if String::from_utf8_lossy(&o.stdout).contains("ready") {
-                return;
+        for pane in ["%0", "%1"] {
+            loop {
+                let o = pg(&["state", "-t", pane]);
+                if String::from_utf8_lossy(&o.stdout).contains("ready") {
+                    break;
+                }
+                assert!(t0.elapsed().as_secs_f64() < secs, "{pane} not ready");
+                std::thread::sleep(Duration::from_millis(50));
             }
-            assert!(t0.elapsed().as_secs_f64() < secs, "not ready");
-            std::thread::sleep(Duration::from_millis(50));
         }
     };
-    start("projA", &ta);
+    start("projA", &t("a0"), &t("a1"));
     ready(15.0);
-    let body = "PROJECT A ONLY: rm -rf build/ and rebuild";
-    let o = pg(&["queue", "add", "-t", "%0", body]);
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let id = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    let add = |pane: &str, body: &str| {
+        let o = pg(&["queue", "add", "-t", pane, body]);
+        assert_eq!(code(&o), 0, "{}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    let id = add("%0", "PROJECT A ONLY: rm -rf build/ and rebuild");
+    // %1's watcher stopped at the submit, before the server went
+    let id1 = add("%1", "PROJECT A ONLY: the other pane");
+    let file = qdir.join(format!("{id1}.json"));
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    v["phase"] = "submitting".into();
+    std::fs::write(&file, v.to_string()).unwrap();
     tmux_on(&socket, &["kill-server"]);
     while tmux_on(&socket, &["has-session"]).status.success() {
         std::thread::sleep(Duration::from_millis(50));
     }
-    // the socket's next server: another project's agent at %0
-    start("projB", &tb);
+    // the socket's next server: another project's agents at %0 and %1
+    start("projB", &t("b0"), &t("b1"));
     ready(15.0);
     let o = pg(&["queue", "run", "--once"]);
     let out = String::from_utf8_lossy(&o.stdout).to_string();
     assert_eq!(code(&o), 20, "{out}{}", stderr(&o));
-    assert!(out.contains("held"), "{out}");
+    assert_eq!(out.matches("\theld\t").count(), 2, "{out}");
     std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        prompts(&tb).is_empty(),
-        "typed into projB: {:?}",
-        prompts(&tb)
-    );
-    assert!(prompts(&ta).is_empty());
+    for n in ["a0", "a1", "b0", "b1"] {
+        assert!(
+            prompts(&t(n)).is_empty(),
+            "typed into {n}: {:?}",
+            prompts(&t(n))
+        );
+    }
     let o = pg(&["queue", "list"]);
     let list = String::from_utf8_lossy(&o.stdout);
+    let line = |id: &str| {
+        list.lines()
+            .find(|l| l.starts_with(id))
+            .unwrap_or("")
+            .to_string()
+    };
+    let l0 = line(&id);
     assert!(
-        list.contains(&id) && list.contains("held") && list.contains("server restarted"),
+        l0.contains("\theld\tnot-sent\t")
+            && l0.contains("server restarted")
+            && l0.contains("projA"),
         "{list}"
     );
-    assert!(list.contains("projA"), "{list}");
+    let l1 = line(&id1);
+    assert!(
+        l1.contains("\theld\tunknown\t")
+            && l1.contains("server restarted")
+            && l1.contains("while submitting"),
+        "{list}"
+    );
 }
 
 /// The pane's first process stays while an agent restarts inside its shell:

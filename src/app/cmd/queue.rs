@@ -541,7 +541,19 @@ fn step(
     // the pane it was queued for, or none: a restarted server or a replaced
     // pane has the id now, and gets nothing
     if let Some(why) = replaced(server, item) {
-        return match save_phase(dir, item, Phase::Held, Some("not-sent"), Some(why)) {
+        // an earlier watcher stopped mid-way into the old pane: whether it got
+        // the prompt is not known
+        let (receipt, why) = match item.phase {
+            Phase::Typing | Phase::Submitting => (
+                "unknown",
+                format!(
+                    "{why} (an earlier watcher stopped while {} into it: whether it got the prompt is unknown)",
+                    item.phase
+                ),
+            ),
+            _ => ("not-sent", why),
+        };
+        return match save_phase(dir, item, Phase::Held, Some(receipt), Some(why)) {
             Ok(()) => (false, held_event(dir, item)),
             Err(e) => fail(e),
         };
