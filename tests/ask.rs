@@ -443,3 +443,29 @@ fn ask_never_blocks_on_a_fifo_in_the_record_directory() {
     let _ = child.wait();
     panic!("ask still blocked on the FIFO after 15 s");
 }
+
+/// A person types the very words of the prompt during its turn: the answer is
+/// the reply to the asked prompt, and the person's is reported, never returned.
+#[test]
+fn the_same_words_typed_by_hand_during_the_turn_are_not_the_answer() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let home = srv.dir.path().join("home-same");
+    let (pane, _) = srv.fake_in(&home, "claude", &["--records", "--busy-ms", "1500"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    let child = srv
+        .pg_cmd(&["ask", "-t", &pane, "--json", "same words"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    srv.wait_state(&pane, "busy", 10.0);
+    srv.submit_by_hand(&pane, "same words", 10.0);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let a = &json_out(&o)["answer"];
+    assert!(
+        a["text"].as_str().unwrap_or_default().contains("prompt 1"),
+        "{a}"
+    );
+    assert_eq!(a["other_prompts"][0], "same words", "{a}");
+}

@@ -237,18 +237,28 @@ pub fn read_entries(
     record: Option<&RecordDef>,
     body: &str,
     entries: &[Value],
-    since: usize,
+    since: Option<usize>,
 ) -> Option<Answer> {
     let want = norm(record, body);
     let is_this = |t: &str| match def.prompt_match {
         PromptMatch::Exact => norm(record, t) == want,
         PromptMatch::Contains => norm(record, t).contains(&want),
     };
-    let since = if since > entries.len() { 0 } else { since };
+    // After a mark, this prompt's entry is the first that matches: a later one
+    // (a person typed the same words meanwhile, or more words that contain
+    // them) is someone else's turn. Without a usable mark (none; the file was
+    // rewritten shorter), the last one.
+    let (since, first) = match since {
+        Some(n) if n <= entries.len() => (n, true),
+        _ => (0, false),
+    };
+    let this = |v: &Value| prompt_text(def, record, v).is_some_and(|t| is_this(&t));
     let start = since
-        + entries[since..]
-            .iter()
-            .rposition(|v| prompt_text(def, record, v).is_some_and(|t| is_this(&t)))?;
+        + if first {
+            entries[since..].iter().position(this)?
+        } else {
+            entries[since..].iter().rposition(this)?
+        };
     let mut a = Answer {
         source: "transcript".into(),
         ..Answer::default()
@@ -495,21 +505,34 @@ fn count_with_suffix(s: &str) -> u64 {
 /// starts with `user_prefix`; the reply is the lines after, up to the next
 /// prompt; the agent's notes (`note_prefix`) are not reply text but may hold
 /// the tokens, the cost and an API error.
-pub fn read_markdown(def: &ReplyDef, body: &str, raw: &str, since: usize) -> Option<Answer> {
+pub fn read_markdown(
+    def: &ReplyDef,
+    body: &str,
+    raw: &str,
+    since: Option<usize>,
+) -> Option<Answer> {
     let np = def.note_prefix.as_deref().unwrap_or("> ");
     let blocks = markdown_blocks(def, raw);
     let want = body.trim().to_string();
     // `since`: the prompts the file held before this one was typed
     let prompts = blocks.iter().filter(|(p, _)| *p).count();
-    let since = if since > prompts { 0 } else { since };
-    let i = blocks
+    // the first match after a mark, the last without one (see `read_entries`)
+    let (since, first) = match since {
+        Some(n) if n <= prompts => (n, true),
+        _ => (0, false),
+    };
+    let mut matches = blocks
         .iter()
         .enumerate()
         .filter(|(_, (p, _))| *p)
         .skip(since)
         .filter(|(_, (_, ls))| ls.join("\n").trim() == want)
-        .map(|(i, _)| i)
-        .last()?;
+        .map(|(i, _)| i);
+    let i = if first {
+        matches.next()?
+    } else {
+        matches.last()?
+    };
     let mut a = Answer {
         source: "transcript".into(),
         ..Answer::default()
@@ -619,7 +642,7 @@ pub fn read_file(
     files: &crate::io::files::Files,
     path: &Path,
     cwd: Option<&Path>,
-    since: usize,
+    since: Option<usize>,
 ) -> Option<Answer> {
     let mut a = match Held::load(def, files, path, cwd)? {
         Held::Entries(e) => read_entries(def, record, body, &e, since)?,
@@ -739,7 +762,8 @@ pub fn read_answer(profile: &Profile, body: &str, replies: &ReplyFiles, marks: &
     let files = crate::io::files::Files::of_tmux();
     let cwd = replies.cwd.as_deref();
     let read = |p: &PathBuf| {
-        let since = marks.get(p).copied().unwrap_or(0);
+        // a file the mark did not see was made since: all of it is new
+        let since = Some(marks.get(p).copied().unwrap_or(0));
         read_file(
             def,
             profile.def.record.as_ref(),

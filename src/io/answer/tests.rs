@@ -32,9 +32,9 @@ fn read(agent: &str, prompt: &str, raw: &str) -> Answer {
     let def = p.def.reply.as_ref().expect("a [reply]");
     match def.format {
         ReplyFormat::Json => {
-            read_entries(def, p.def.record.as_ref(), prompt, &entries(def, raw), 0)
+            read_entries(def, p.def.record.as_ref(), prompt, &entries(def, raw), None)
         }
-        ReplyFormat::MarkdownChat => read_markdown(def, prompt, raw, 0),
+        ReplyFormat::MarkdownChat => read_markdown(def, prompt, raw, None),
         ReplyFormat::Sqlite => panic!("{agent}: a store, not a file"),
     }
     .expect("the prompt's entry")
@@ -178,7 +178,14 @@ fn never_an_older_reply() {
     let p = profile("claude");
     let def = p.def.reply.as_ref().unwrap();
     let raw = record("claude", "other", &FakeReply::to("other", "x"), None);
-    assert!(read_entries(def, p.def.record.as_ref(), "mine", &entries(def, &raw), 0).is_none());
+    assert!(read_entries(
+        def,
+        p.def.record.as_ref(),
+        "mine",
+        &entries(def, &raw),
+        None
+    )
+    .is_none());
 }
 
 #[test]
@@ -223,7 +230,14 @@ fn a_prompt_recorded_before_the_mark_is_never_this_one() {
         );
         let n = count(def, &raw);
         assert!(
-            read_entries(def, p.def.record.as_ref(), "again", &entries(def, &raw), n).is_none(),
+            read_entries(
+                def,
+                p.def.record.as_ref(),
+                "again",
+                &entries(def, &raw),
+                Some(n)
+            )
+            .is_none(),
             "{agent}"
         );
         // once it is recorded after the mark, its reply is the answer
@@ -233,7 +247,14 @@ fn a_prompt_recorded_before_the_mark_is_never_this_one() {
             &FakeReply::to("again", "the new reply"),
         ));
         let raw2 = raw.clone() + &more.iter().map(|v| format!("{v}\n")).collect::<String>();
-        let a = read_entries(def, p.def.record.as_ref(), "again", &entries(def, &raw2), n).unwrap();
+        let a = read_entries(
+            def,
+            p.def.record.as_ref(),
+            "again",
+            &entries(def, &raw2),
+            Some(n),
+        )
+        .unwrap();
         assert_eq!(a.text, "the new reply", "{agent}");
     }
     let p = profile("aider");
@@ -241,9 +262,12 @@ fn a_prompt_recorded_before_the_mark_is_never_this_one() {
     let raw = aider_reply("again", &FakeReply::to("again", "old"));
     let n = count(def, &raw);
     assert_eq!(n, 1);
-    assert!(read_markdown(def, "again", &raw, n).is_none());
+    assert!(read_markdown(def, "again", &raw, Some(n)).is_none());
     let raw2 = raw + &aider_reply("again", &FakeReply::to("again", "new"));
-    assert_eq!(read_markdown(def, "again", &raw2, n).unwrap().text, "new");
+    assert_eq!(
+        read_markdown(def, "again", &raw2, Some(n)).unwrap().text,
+        "new"
+    );
 }
 
 #[test]
@@ -257,7 +281,7 @@ fn codex_without_response_items_answers_from_its_agent_message_events() {
             .filter(|e| e["type"] != "response_item"),
     );
     let raw: String = v.iter().map(|v| format!("{v}\n")).collect();
-    let a = read_entries(def, p.def.record.as_ref(), "p", &entries(def, &raw), 0).unwrap();
+    let a = read_entries(def, p.def.record.as_ref(), "p", &entries(def, &raw), None).unwrap();
     assert_eq!(a.text, "only in the event");
 }
 
@@ -688,4 +712,58 @@ fn a_fifo_or_a_link_in_the_record_directory_is_never_read() {
     assert!(files.read(&fifo).is_none());
     assert!(files.read(&d.path().join("session-l.jsonl")).is_none());
     assert!(files.read_from(&fifo, 0).is_none());
+}
+
+/// A person typed the very words of this prompt (or, for Gemini, words that
+/// contain them) during its turn: after the mark, this prompt's entry is the
+/// first that matches, and the other is reported, never read as the answer.
+#[test]
+fn the_same_words_typed_by_hand_during_the_turn_are_another_prompt() {
+    for agent in AGENTS {
+        let p = profile(agent);
+        let def = p.def.reply.as_ref().unwrap();
+        for theirs in ["same words", "same words and more"] {
+            let mut v = vec![prompt_entry(agent, "an older prompt")];
+            v.extend(reply_entries(agent, &FakeReply::to("x", "an older reply")));
+            let n = v.len();
+            v.push(prompt_entry(agent, "same words"));
+            v.extend(reply_entries(
+                agent,
+                &FakeReply::to("same words", "reply one"),
+            ));
+            v.push(prompt_entry(agent, theirs));
+            v.extend(reply_entries(agent, &FakeReply::to(theirs, "reply two")));
+            let raw: String = v.iter().map(|v| format!("{v}\n")).collect();
+            let e = entries(def, &raw);
+            let n = e.len().min(n);
+            let a = read_entries(def, p.def.record.as_ref(), "same words", &e, Some(n));
+            let Some(a) = a else {
+                // an exact-match agent does not see the longer words as this prompt
+                panic!("{agent}: no entry for the prompt");
+            };
+            if theirs == "same words" || def.prompt_match == PromptMatch::Contains {
+                assert_eq!(a.text, "reply one", "{agent} {theirs:?}");
+                assert_eq!(a.other_prompts.len(), 1, "{agent} {theirs:?}");
+            }
+        }
+    }
+    // aider's chat log, the same words twice after the mark
+    let def_p = profile("aider");
+    let def = def_p.def.reply.as_ref().unwrap();
+    let raw = format!(
+        "{}{}",
+        aider_reply("same words", &FakeReply::to("x", "reply one")),
+        aider_reply("same words", &FakeReply::to("x", "reply two"))
+    );
+    assert_eq!(
+        read_markdown(def, "same words", &raw, Some(0))
+            .unwrap()
+            .text,
+        "reply one"
+    );
+    // no mark: the last
+    assert_eq!(
+        read_markdown(def, "same words", &raw, None).unwrap().text,
+        "reply two"
+    );
 }
