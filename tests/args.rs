@@ -853,3 +853,35 @@ fn the_small_things_a_new_user_meets_first() {
         assert!(stderr(&o).contains("give -t PANE"), "{cmd}: {}", stderr(&o));
     }
 }
+
+/// A host that is an ssh option or holds a space or a shell character never
+/// reaches ssh: exit 2, one line, for every command that takes `--host`, and in
+/// a fleet; `box` and `BOX` are one machine, asked once.
+#[test]
+fn a_host_that_is_an_option_or_shell_words_is_exit_2() {
+    let marker = tempfile::tempdir().unwrap();
+    let touched = marker.path().join("injected");
+    let inject = format!("box touch {};", touched.display());
+    for host in [
+        "-oProxyCommand=touch /tmp/x",
+        inject.as_str(),
+        "h$(id)",
+        "h`id`",
+        "a|b",
+    ] {
+        for cmd in [
+            vec!["state", "-t", "%0"],
+            vec!["watch", "--once"],
+            vec!["send", "-t", "%0", "hi"],
+        ] {
+            let mut args = vec!["--host", host];
+            args.extend(cmd.iter().copied());
+            let o = run(&args);
+            assert_eq!(code(&o), 2, "{host:?} {cmd:?}: {}", stderr(&o));
+            one_line_error(&o);
+        }
+        let o = run(&["--host", host, "--host", "other", "send", "-t", "%0", "hi"]);
+        assert_eq!(code(&o), 2, "{host:?} fleet: {}", stderr(&o));
+    }
+    assert!(!touched.exists(), "a host's words ran as a command");
+}

@@ -45,15 +45,38 @@ pub fn all_hosts(flags: &[String], file: Option<&Path>) -> Result<Vec<String>> {
     if let Some(f) = file {
         hosts.extend(read_hosts(f)?);
     }
+    for h in &hosts {
+        check_host(h)?;
+    }
+    // host names are case-insensitive: `box` and `BOX` are one machine, and
+    // one prompt must not reach its agents twice
     let mut seen = std::collections::HashSet::new();
-    hosts.retain(|h| seen.insert(h.clone()));
+    hosts.retain(|h| seen.insert(host_key(h)));
     if hosts.is_empty() {
         return Err(Error::Usage("no hosts: the hosts file lists none".into()));
     }
-    if let Some(h) = hosts.iter().find(|h| h.starts_with('-')) {
-        return Err(Error::Usage(format!("not a host: {h:?}")));
-    }
     Ok(hosts)
+}
+
+/// One host as ssh takes it: `[user@]name[:port]` or an ssh config alias. A
+/// leading `-` would be an ssh option (`-oProxyCommand=…`), and a space or a
+/// shell character would become words of the command run there: refused (2).
+pub fn check_host(h: &str) -> Result<()> {
+    let ok = |c: char| c.is_ascii_alphanumeric() || "._-@:[]%+".contains(c);
+    if h.is_empty() || h.starts_with('-') || !h.chars().all(ok) {
+        return Err(Error::Usage(format!(
+            "not a host: {h:?} (a host is [user@]name, letters, digits and . _ - @ : [ ] % + only)"
+        )));
+    }
+    Ok(())
+}
+
+/// What makes two host strings one machine: the name after `user@` in lower case.
+fn host_key(h: &str) -> String {
+    match h.rsplit_once('@') {
+        Some((user, name)) => format!("{user}@{}", name.to_ascii_lowercase()),
+        None => h.to_ascii_lowercase(),
+    }
 }
 
 /// An ssh master connection to one host, started and owned by this process:
@@ -155,9 +178,16 @@ impl Master {
         Launcher { argv, remote: true }
     }
 
-    /// `PROMPTGATE_TMUX` for a child: tmux on the host, through this connection.
+    /// `PROMPTGATE_TMUX` for a child: tmux on the host, through this connection
+    /// (for a person reading the environment; the child takes its words from
+    /// [`tmux_argv`](Self::tmux_argv), which keeps a path with a space one word).
     pub fn tmux_spec(&self) -> String {
         self.launcher().argv.join(" ")
+    }
+
+    /// `PROMPTGATE_TMUX_ARGV` for a child: the same command, its words as a JSON list.
+    pub fn tmux_argv(&self) -> String {
+        serde_json::Value::from(self.launcher().argv).to_string()
     }
 }
 
@@ -259,6 +289,7 @@ fn run_host(
     let mut c = Command::new(exe);
     c.args(&args)
         .env("PROMPTGATE_TMUX", master.tmux_spec())
+        .env("PROMPTGATE_TMUX_ARGV", master.tmux_argv())
         .env("PROMPTGATE_TMUX_REMOTE", "1")
         .stdin(if stdin.is_some() {
             Stdio::piped()
@@ -591,6 +622,21 @@ mod tests {
             s(&["a", "b"])
         );
         assert!(all_hosts(&s(&["-oProxyCommand=x"]), None).is_err());
+        for bad in [
+            "box touch /tmp/x;",
+            "a b",
+            "h;id",
+            "$(id)",
+            "`id`",
+            "h|x",
+            "",
+        ] {
+            assert!(all_hosts(&s(&[bad]), None).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            all_hosts(&s(&["box", "BOX", "me@Box", "me@box", "[::1]:22"]), None).unwrap(),
+            s(&["box", "me@Box", "[::1]:22"])
+        );
     }
 
     #[test]

@@ -61,6 +61,7 @@ pub fn run(cli: Cli) -> Result<i32> {
     // a one-shot command keeps one ssh connection for all its tmux calls
     let _master: Option<(crate::app::fleet::Master, tempfile::TempDir)>;
     if let Some(h) = srv.host.first() {
+        crate::app::fleet::check_host(h)?;
         // Before the first tmux call: every one of this process goes over ssh.
         let launcher = match one_shot_timeout(&cli.command) {
             Some(timeout) => {

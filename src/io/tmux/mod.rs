@@ -92,12 +92,19 @@ impl Launcher {
         let spec = std::env::var("PROMPTGATE_TMUX")
             .ok()
             .filter(|s| !s.trim().is_empty());
-        let argv: Vec<String> = spec
-            .as_deref()
-            .unwrap_or("tmux")
-            .split_whitespace()
-            .map(str::to_string)
-            .collect();
+        // a fleet's child gets the words as a JSON list (a socket path with a
+        // space stays one word); `PROMPTGATE_TMUX` is split at spaces
+        let listed: Option<Vec<String>> = std::env::var("PROMPTGATE_TMUX_ARGV")
+            .ok()
+            .and_then(|j| serde_json::from_str(&j).ok())
+            .filter(|v: &Vec<String>| !v.is_empty());
+        let argv: Vec<String> = listed.unwrap_or_else(|| {
+            spec.as_deref()
+                .unwrap_or("tmux")
+                .split_whitespace()
+                .map(str::to_string)
+                .collect()
+        });
         // `ssh …` is remote by its name; any other command that reaches tmux
         // elsewhere (an ssh wrapper, `PROMPTGATE_SSH`'s own) says so
         let remote = argv
