@@ -63,6 +63,12 @@ struct Fleet {
 /// `hosts` machines (ssh names h0, h1, ...) with `agents` fake agents each, all
 /// ready; and `dead`, a name whose port nothing listens on. None: no sshd here.
 fn fleet(hosts: usize, agents: usize) -> Option<Fleet> {
+    fleet_busy(hosts, agents, 200)
+}
+
+/// [`fleet`] with agents whose turns take `busy_ms`.
+fn fleet_busy(hosts: usize, agents: usize, busy_ms: u64) -> Option<Fleet> {
+    let busy = busy_ms.to_string();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     sshd::keys(d);
@@ -120,7 +126,7 @@ fn fleet(hosts: usize, agents: usize) -> Option<Fleet> {
                 "--like",
                 "claude",
                 "--busy-ms",
-                "200",
+                &busy,
                 "--transcript",
                 &ts_,
             ]);
@@ -511,5 +517,58 @@ fn figures_one_pane_against_four_hosts_of_four() {
         p50[1].0 / p50[0].0,
         std::thread::available_parallelism().map_or(0, |n| n.get()),
     );
+    drop(f.machines);
+}
+
+/// A Ctrl-C at the terminal (SIGINT to the whole process group) while a fleet
+/// asks: every host's promptgate finishes what it was typing, the fleet still
+/// prints one receipt for what each host did, and exits 130; no prompt is typed
+/// twice or in part.
+#[test]
+#[ignore = "needs a local sshd (openssh-server); run with --include-ignored (.ci/run does)"]
+fn ctrl_c_during_a_fleet_ask_still_reports_what_each_host_did() {
+    let Some(f) = fleet_busy(2, 2, 8000) else {
+        return;
+    };
+    let body = "fleet ask, stopped by Ctrl-C";
+    let mut c = f.command("ask", &["h0", "h1"], &["--all-agents", "--json"], body);
+    std::os::unix::process::CommandExt::process_group(&mut c, 0);
+    let child = c
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // every agent took the prompt: each host's ask now waits for its turn
+    let t = Instant::now();
+    while !f
+        .transcripts
+        .iter()
+        .flatten()
+        .all(|t| prompts(t) == vec![body.to_string()])
+    {
+        assert!(t.elapsed() < Duration::from_secs(20), "not delivered");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(code(&o), 130, "{}\n{}", text(&o.stdout), stderr(&o));
+    let v = json_out(&o);
+    assert!(
+        v["summary"]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("stopped by a signal"),
+        "{v:#}"
+    );
+    let rows = v["targets"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "{v:#}");
+    for r in rows {
+        assert_eq!(r["receipt"], "consumed", "{r:#}");
+    }
+    for ts in &f.transcripts {
+        for t in ts {
+            assert_eq!(prompts(t), vec![body.to_string()], "{}", t.display());
+        }
+    }
     drop(f.machines);
 }

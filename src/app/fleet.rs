@@ -116,7 +116,10 @@ impl Master {
             .stdout(Stdio::null())
             .stderr(err);
         // the connection ends with this process, however it ends (a signal
-        // before anything was typed ends it without a drop)
+        // before anything was typed ends it without a drop); its own process
+        // group: a Ctrl-C at the terminal must not cut it while the host's
+        // promptgate finishes typing through it
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let child =
             crate::io::proc::spawn_tied(cmd).map_err(|e| format!("cannot run {}: {e}", base[0]))?;
         let mut m = Master {
@@ -229,6 +232,10 @@ pub fn run_hosts(
 ) -> Vec<HostRun> {
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("promptgate"));
     let dir = socket_dir();
+    // A Ctrl-C or SIGTERM does not end this process while its hosts run: each
+    // host's promptgate gets it (a prompt being typed is finished first; an ask
+    // stops waiting), and what they report is still collected and printed.
+    let _hold = crate::io::interrupt::Waiting::begin();
     std::thread::scope(|s| {
         let handles: Vec<_> = hosts
             .iter()
@@ -326,7 +333,13 @@ fn run_host(
         let _ = tx.send((o, e));
     });
     let deadline = Instant::now() + opts.host_timeout;
+    let mut passed_on = false;
     let (status, timed_out) = loop {
+        if !passed_on && crate::io::interrupt::STOP_WAIT.load(std::sync::atomic::Ordering::SeqCst) {
+            // (a Ctrl-C at the terminal reached it already: a second one changes nothing)
+            unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+            passed_on = true;
+        }
         match child.try_wait() {
             Ok(Some(st)) => break (Some(st), false),
             Ok(None) if Instant::now() >= deadline => {
@@ -510,7 +523,11 @@ fn fleet(host_flags: &[String], a: &SendArgs, asking: bool) -> Result<i32> {
         from_stdin.then_some(&body[..]),
     );
     let rows = rows(&runs);
-    let exit = fleet_code(&runs, &rows);
+    let stopped = crate::io::interrupt::STOP_WAIT.load(std::sync::atomic::Ordering::SeqCst);
+    let exit = match stopped {
+        true => code::INTERRUPTED_BASE + libc::SIGINT,
+        false => fleet_code(&runs, &rows),
+    };
     let failed: Vec<&str> = runs
         .iter()
         .filter(|r| r.failed.is_some())
@@ -525,6 +542,9 @@ fn fleet(host_flags: &[String], a: &SendArgs, asking: bool) -> Result<i32> {
     );
     if !failed.is_empty() {
         summary += &format!("; {} failed: {}", failed.len(), failed.join(", "));
+    }
+    if stopped {
+        summary += "; stopped by a signal: what each host delivered is above (a prompt being typed was finished, an ask stopped waiting)";
     }
     if a.json {
         let hosts_v: Vec<Value> = runs
