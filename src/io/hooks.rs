@@ -550,27 +550,37 @@ pub fn record_event(agent: &str, event: &str) {
 
 /// The hook events of a pane from byte `since` on (complete lines).
 pub fn events_since(path: &Path, since: u64) -> Vec<Value> {
+    events_from(path, since).0
+}
+
+/// [`events_since`], and the byte offset after the last complete line read (the
+/// next call's `since`; `since` itself when nothing complete was there).
+pub fn events_from(path: &Path, since: u64) -> (Vec<Value>, u64) {
     // a regular file only: a FIFO there never blocks the proof
     let Ok(mut f) = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)
     else {
-        return Vec::new();
+        return (Vec::new(), since);
     };
     if !f.metadata().is_ok_and(|m| m.is_file()) {
-        return Vec::new();
+        return (Vec::new(), since);
     }
     if f.seek(SeekFrom::Start(since)).is_err() {
-        return Vec::new();
+        return (Vec::new(), since);
     }
-    let mut buf = String::new();
-    let _ = f.read_to_string(&mut buf);
-    let complete = buf.rfind('\n').map_or("", |i| &buf[..i]);
-    complete
+    let mut buf = Vec::new();
+    let _ = f.read_to_end(&mut buf);
+    let Some(end) = buf.iter().rposition(|b| *b == b'\n') else {
+        return (Vec::new(), since);
+    };
+    let complete = String::from_utf8_lossy(&buf[..end]);
+    let events = complete
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
+        .collect();
+    (events, since + end as u64 + 1)
 }
 
 /// Events that carry the prompt a turn starts with.

@@ -263,6 +263,18 @@ impl HookMark {
             .map(|e| format!("hook {}", e["event"].as_str().unwrap_or("")))
     }
 
+    /// How many end-of-turn events came since the mark; the mark moves past
+    /// them (the plugin's watcher counts each turn's end once, however short
+    /// the turn, even between two of its looks).
+    pub fn take_turn_ends(&mut self) -> usize {
+        let (events, end) = crate::io::hooks::events_from(&self.path, self.since);
+        self.since = end;
+        events
+            .iter()
+            .filter(|e| crate::io::hooks::is_turn_end_event(e))
+            .count()
+    }
+
     /// A prompt event since the mark whose prompt is the body: proof.
     pub fn prove(&self, def: Option<&RecordDef>, body: &str) -> Option<Proof> {
         let events = crate::io::hooks::events_since(&self.path, self.since);

@@ -225,9 +225,16 @@ impl Watcher {
                     hooks: crate::io::record::HookMark::new(key, &r.loc.id),
                     hook_ended: false,
                 });
-            if t.stable == State::Busy && t.hooks.turn_end().is_some() {
-                done.push((r.clone(), t.busy_since.take().map(|s| s.elapsed())));
-                t.hooks = crate::io::record::HookMark::new(key, &r.loc.id);
+            // Every end-of-turn hook event is one turn that ended, whatever
+            // the screen showed (a turn shorter than two looks never shows
+            // busy twice; the next may begin before a look sees ready).
+            let ends = t.hooks.take_turn_ends();
+            if ends > 0 {
+                let took = t.busy_since.take().map(|s| s.elapsed());
+                for i in 0..ends {
+                    done.push((r.clone(), if i + 1 == ends { took } else { None }));
+                }
+                // the busy the screen may still show is the turn just ended
                 (t.stable, t.candidate, t.seen) = (State::Ready, State::Ready, CONFIRM);
                 t.hook_ended = true;
             }
@@ -247,8 +254,6 @@ impl Watcher {
                 let was = std::mem::replace(&mut t.stable, t.candidate.clone());
                 if t.stable == State::Busy {
                     t.busy_since = Some(Instant::now());
-                    // only a hook event of this turn ends it
-                    t.hooks = crate::io::record::HookMark::new(key, &r.loc.id);
                 }
                 if crate::engine::gate::turn_ended(&was, &t.stable) {
                     done.push((r.clone(), t.busy_since.take().map(|s| s.elapsed())));
