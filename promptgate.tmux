@@ -74,8 +74,12 @@ for i in "${!PG_ACTIONS[@]}"; do
 	else
 		cmd=(display-message -d 15000 "$(pg_message_literal "$PG_PROBLEM")")
 	fi
-	tmux set-option -s "command-alias[$((PG_ALIAS_INDEX + i))]" \
-		"promptgate-$name=${cmd[0]} ${cmd[1]} $(pg_tmux_quote "${cmd[2]}")"
+	# the alias is a command line: every word of the command, quoted for tmux
+	line=${cmd[0]}
+	for word in "${cmd[@]:1}"; do
+		line+=" $(pg_tmux_quote "$word")"
+	done
+	tmux set-option -s "command-alias[$((PG_ALIAS_INDEX + i))]" "promptgate-$name=$line"
 	key_var="PG_${name}_key"
 	key=${!key_var}
 	[ "$key" != none ] || continue

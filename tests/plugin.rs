@@ -611,6 +611,20 @@ fn a_wrong_or_stale_binary_path_says_to_fix_the_option_not_to_build() {
             "{line}"
         );
     }
+    // the aliases carry the whole message too: a key the user binds to one says it
+    assert!(s
+        .tmux(&["bind-key", "-n", "M-a", "promptgate-send"])
+        .status
+        .success());
+    let line = binding(&s, "root", "M-a").unwrap_or_default();
+    assert!(
+        line.contains("display-message")
+            && line.contains("-d 15000")
+            && line.contains(
+                "promptgate: fix or unset @promptgate-bin: no program at /nonexistent/promptgate"
+            ),
+        "{line}"
+    );
     let c = attach(&s);
     c.press(&["C-b", "A"]);
     c.wait_screen("error binding", "fix or unset @promptgate-bin");
