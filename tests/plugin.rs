@@ -1498,3 +1498,37 @@ fn a_send_that_waits_says_so_while_it_waits() {
         vec!["a long turn".to_string(), "after the turn".to_string()]
     );
 }
+
+/// A broken agents.toml stops every key before it starts: the key says so on
+/// the client (in one line) instead of doing nothing.
+#[test]
+fn a_broken_agents_toml_is_said_when_a_key_is_pressed() {
+    let s = server();
+    let conf = s.dir.path().join("config");
+    std::fs::create_dir_all(conf.join("promptgate")).unwrap();
+    std::fs::write(
+        conf.join("promptgate/agents.toml"),
+        "[[agent]\nname = \"typo\"\n",
+    )
+    .unwrap();
+    s.tmux(&[
+        "set-environment",
+        "-g",
+        "XDG_CONFIG_HOME",
+        conf.to_str().unwrap(),
+    ]);
+    load(&s);
+    let c = attach(&s);
+    s.tmux(&["set-buffer", "-b", "promptgate-unsent", "a prompt"]);
+    for key in ["B", "T"] {
+        let n = messages(&s).len();
+        c.press(&["C-b", key]);
+        let m = wait_message(&s, "promptgate: ", n);
+        assert!(
+            m.contains("profile error") && m.ends_with("nothing done"),
+            "{key}: {m}"
+        );
+    }
+    let bufs = s.tmux_out(&["list-buffers", "-F", "#{buffer_name}"]);
+    assert!(bufs.contains("promptgate-unsent"), "{bufs}");
+}

@@ -112,7 +112,14 @@ pub fn run(cli: Cli) -> Result<i32> {
         }
         Command::Completions(a) => docs::completions(a),
         Command::Man(a) => docs::man(a),
-        Command::Plugin(a) => plugin::run(&server, &profiles()?, a),
+        // a key must never do nothing silently: a broken agents.toml is shown on the client
+        Command::Plugin(a) => match profiles() {
+            Ok(p) => plugin::run(&server, &p, a),
+            Err(e) => {
+                plugin::report(&server, &a, &e.to_string());
+                Err(e)
+            }
+        },
         Command::Doctor(a) => crate::app::cmd::doctor::run(&server, &profiles()?, a),
         Command::FakeAgent(a) => fake_agent(a),
     }

@@ -46,6 +46,22 @@ pub fn run(server: &Server, profiles: &Profiles, a: PluginArgs) -> Result<i32> {
     Ok(0)
 }
 
+/// An error before a key's work could start (a broken agents.toml): shown on
+/// the client, as every result of a key is, in one line (`promptgate.sh`
+/// keeps no stderr).
+pub fn report(server: &Server, a: &PluginArgs, why: &str) {
+    let p = Plugin {
+        tmux: Process::new(server.clone()),
+        server: server.clone(),
+        profiles: Profiles::builtin(),
+        origin: a.origin.clone(),
+        client: a.client.clone(),
+        opt: Options::from_env(),
+    };
+    let why = crate::core::text::one_line(why);
+    p.result(&format!("promptgate: {why}, nothing done"));
+}
+
 /// The plugin options this side uses, as the shell read them (defaults applied).
 #[derive(Clone)]
 struct Options {
