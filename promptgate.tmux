@@ -63,8 +63,8 @@ before=$(tmux list-keys 2>/dev/null | pg_our_bindings | sort)
 
 # A key in the root table is pressed without the prefix: a bare one (`B`, `T`,
 # `Enter`, `F5`) would be eaten from everything typed in every pane. There a
-# key must carry C- or M- (or ^); a bare one is not bound and said
-# (pg_has_modifier, plugin/lib.sh).
+# key must carry C- or M- (or ^), and not be C-m, C-i or C-[ (Enter, Tab and
+# Escape); any other is not bound and said (pg_has_modifier, plugin/lib.sh).
 refused=""
 for i in "${!PG_ACTIONS[@]}"; do
 	name=${PG_ACTIONS[i]%%|*}
@@ -84,7 +84,7 @@ for i in "${!PG_ACTIONS[@]}"; do
 	key=${!key_var}
 	[ "$key" != none ] || continue
 	if [ "$PG_key_table" = root ] && ! pg_has_modifier "$key"; then
-		refused+="${refused:+, }@promptgate-$name-key $key"
+		refused+="${refused:+, }@promptgate-$name-key $key$(pg_key_alias "$key")"
 		continue
 	fi
 	tmux bind-key -N "$note" -T "$PG_key_table" -- "$key" "${cmd[@]}"

@@ -141,10 +141,24 @@ pg_find_bin() {
 
 # Does key $1 carry C- or M- (or ^, tmux's C-)? In the root table only such
 # a key is bound: a bare one would be eaten from what is typed in every pane.
+# C-m, C-i and C-[ do not count: they are the bytes Enter, Tab and Escape send.
+# tmux 3.2a to 3.4 store them as those keys, which the binding then eats in
+# every pane; later releases keep them apart, but a terminal without extended
+# keys sends the same byte for both.
 pg_has_modifier() {
 	case $1 in
+	[Cc]-[MmIi[] | ^[MmIi[]) return 1 ;;
 	[CcMm]-?* | [Ss]-[CcMm]-?* | ^?*) return 0 ;;
 	*) return 1 ;;
+	esac
+}
+
+# What tmux makes of key $1 where it is not the name it stores: C-m is Enter.
+pg_key_alias() {
+	case $1 in
+	[Cc]-[Mm] | ^[Mm]) printf ' (tmux reads it as Enter)' ;;
+	[Cc]-[Ii] | ^[Ii]) printf ' (tmux reads it as Tab)' ;;
+	[Cc]-[[] | ^[[]) printf ' (tmux reads it as Escape)' ;;
 	esac
 }
 

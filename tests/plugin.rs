@@ -1532,3 +1532,38 @@ fn a_broken_agents_toml_is_said_when_a_key_is_pressed() {
     let bufs = s.tmux_out(&["list-buffers", "-F", "#{buffer_name}"]);
     assert!(bufs.contains("promptgate-unsent"), "{bufs}");
 }
+
+/// C-m, C-i and C-[ carry C-, but they are the bytes Enter, Tab and Escape
+/// send (tmux 3.2a to 3.4 store them as those keys): in the root table they
+/// would eat those keys in every pane, so they are refused like a bare key.
+#[test]
+fn root_keys_that_are_enter_tab_or_escape_are_refused_by_name() {
+    let s = server();
+    let _c = attach(&s);
+    for (o, v) in [
+        ("@promptgate-key-table", "root"),
+        ("@promptgate-send-key", "C-m"),
+        ("@promptgate-compose-key", "C-["),
+        ("@promptgate-paste-key", "C-i"),
+        ("@promptgate-pick-key", "^M"),
+        ("@promptgate-broadcast-key", "M-b"),
+    ] {
+        s.tmux(&["set-option", "-g", o, v]);
+    }
+    let seen = messages(&s).len();
+    load(&s);
+    let m = wait_message(&s, "not bound in the root table", seen);
+    for k in [
+        "@promptgate-send-key C-m (tmux reads it as Enter)",
+        "@promptgate-compose-key C-[ (tmux reads it as Escape)",
+        "@promptgate-paste-key C-i (tmux reads it as Tab)",
+        "@promptgate-pick-key ^M (tmux reads it as Enter)",
+    ] {
+        assert!(m.contains(k), "{k} not named: {m}");
+    }
+    assert!(!m.contains("broadcast"), "{m}");
+    for key in ["Enter", "Tab", "Escape", "C-m", "C-M", "C-i", "C-["] {
+        assert_eq!(binding(&s, "root", key), None, "{key} is bound in root");
+    }
+    assert!(binding(&s, "root", "M-b").is_some(), "M-b is not bound");
+}
