@@ -1567,3 +1567,76 @@ fn root_keys_that_are_enter_tab_or_escape_are_refused_by_name() {
     }
     assert!(binding(&s, "root", "M-b").is_some(), "M-b is not bound");
 }
+
+/// The paste key pressed twice while the first press waits (a busy agent,
+/// `--wait-busy` in @promptgate-send-flags): the first press claims the kept
+/// prompt before it reads it, the second finds it gone, and the agent gets it
+/// once. A kept prompt that is still refused goes back to promptgate-unsent.
+#[test]
+fn two_presses_of_the_paste_key_deliver_a_kept_prompt_once() {
+    let s = server();
+    let (claude, t) = s.fake("claude", &["--busy-ms", "2500"]);
+    s.tmux(&[
+        "set-option",
+        "-g",
+        "@promptgate-send-flags",
+        "--wait-busy --timeout 60",
+    ]);
+    s.tmux(&["set-option", "-g", "@promptgate-target", &claude]);
+    load(&s);
+    let _c = attach(&s);
+    s.wait_state(&claude, "ready", 15.0);
+    s.tmux(&["send-keys", "-t", &claude, "-l", "a long turn"]);
+    s.tmux(&["send-keys", "-t", &claude, "Enter"]);
+    s.wait_state(&claude, "busy", 10.0);
+    s.tmux(&[
+        "set-buffer",
+        "-b",
+        "promptgate-unsent",
+        "kept prompt twice?",
+    ]);
+    let origin = s.tmux_out(&["display-message", "-p", "-t", "=main:0", "#{pane_id}"]);
+    let helper = Path::new(env!("CARGO_MANIFEST_DIR")).join("plugin/promptgate.sh");
+    let press = format!("'{}' paste {} ''", helper.display(), origin.trim());
+    let n = messages(&s).len();
+    assert!(s.tmux(&["run-shell", "-b", &press]).status.success());
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(s.tmux(&["run-shell", "-b", &press]).status.success());
+    let m = wait_message(&s, "nothing sent", n);
+    assert!(
+        m == "promptgate: buffer promptgate-unsent was taken by another press, nothing sent"
+            || m == "promptgate: no paste buffer, nothing sent",
+        "{m}"
+    );
+    let m = wait_message(&s, "sent to", n);
+    assert!(m.contains("consumed"), "{m}");
+    assert_eq!(
+        wait_prompts(&t, 2),
+        ["a long turn".to_string(), "kept prompt twice?".to_string()]
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(prompts(&t).len(), 2, "{:?}", prompts(&t));
+    let bufs = s.tmux_out(&["list-buffers", "-F", "#{buffer_name}"]);
+    assert!(!bufs.contains("promptgate-"), "{bufs}");
+
+    // refused (a draft), it is kept again for the next press
+    s.wait_state(&claude, "ready", 10.0);
+    s.tmux(&["set-option", "-g", "@promptgate-send-flags", ""]);
+    s.tmux(&["send-keys", "-t", &claude, "-l", "draft"]);
+    let start = Instant::now();
+    while s.state(&claude) != "draft" {
+        assert!(start.elapsed() < Duration::from_secs(10), "no draft");
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    s.tmux(&["set-buffer", "-b", "promptgate-unsent", "kept again"]);
+    let n = messages(&s).len();
+    assert!(s.tmux(&["run-shell", "-b", &press]).status.success());
+    let m = wait_message(&s, "promptgate: ", n);
+    assert!(m.contains("(kept in buffer promptgate-unsent"), "{m}");
+    let bufs = s.tmux_out(&["list-buffers", "-F", "#{buffer_name}"]);
+    assert_eq!(bufs.trim(), "promptgate-unsent");
+    assert_eq!(
+        s.tmux_out(&["save-buffer", "-b", "promptgate-unsent", "-"]),
+        "kept again"
+    );
+}

@@ -444,24 +444,104 @@ impl Plugin {
             .tmux(&["list-buffers", "-F", "#{buffer_name}"])
             .unwrap_or_default();
         let buf = names.lines().find(|n| {
-            *n == "promptgate-unsent"
+            *n == UNSENT
                 || n.strip_prefix("buffer")
                     .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
         });
-        let text = buf.and_then(|b| self.tmux(&["save-buffer", "-b", b, "-"]));
-        let (Some(buf), Some(text)) = (buf, text) else {
+        let Some(mut buf) = buf.map(String::from) else {
             return self.msg("promptgate: no paste buffer, nothing sent");
         };
-        if blank(&text) {
-            return self.msg("promptgate: the paste buffer is blank, nothing sent");
+        // A kept prompt is claimed before it is read: renamed to a name of this
+        // process, which only one press can do. A second press while this one
+        // waits (a busy agent with --wait-busy) finds it gone and sends nothing.
+        let kept = buf == UNSENT;
+        if kept {
+            let Some(claimed) = self.claim_unsent() else {
+                return self.msg(
+                    "promptgate: buffer promptgate-unsent was taken by another press, nothing sent",
+                );
+            };
+            buf = claimed;
         }
-        let Some(dir) = self.scratch() else { return };
+        let text = match self.tmux(&["save-buffer", "-b", &buf, "-"]) {
+            Some(t) if !blank(&t) => t,
+            t => {
+                if kept {
+                    self.unclaim(&buf);
+                }
+                return self.msg(if t.is_none() {
+                    "promptgate: no paste buffer, nothing sent"
+                } else {
+                    "promptgate: the paste buffer is blank, nothing sent"
+                });
+            }
+        };
+        let Some(dir) = self.scratch() else {
+            if kept {
+                self.unclaim(&buf);
+            }
+            return;
+        };
         let file = dir.file("buffer");
         if std::fs::write(&file, &text).is_ok() {
             // a kept prompt that has now reached the agent is not kept again: a
-            // second press (or prefix ]) must not type it twice
-            let drop = (buf == "promptgate-unsent").then_some(buf);
-            self.deliver(&target, &file, "paste", false, drop);
+            // second press (or prefix ]) must not type it twice; one that was
+            // not typed is kept again
+            let claimed = kept.then_some(buf.as_str());
+            self.deliver(&target, &file, "paste", false, claimed);
+        } else if kept {
+            self.unclaim(&buf);
+        }
+    }
+
+    /// Rename promptgate-unsent to promptgate-sending-PID, atomically: Some(the
+    /// new name) when this process got it, None when it was gone (another
+    /// press has it, or sent it). tmux 3.4 and later refuse to rename a buffer
+    /// that is not there. 3.2a and 3.3a rename the newest buffer instead, so
+    /// there a buffer of ours is made the newest first, in the same command
+    /// list (which no other client's command interrupts): with
+    /// promptgate-unsent gone, it is that one that gets renamed, then deleted
+    /// (as the newest), and the new name is not there.
+    fn claim_unsent(&mut self) -> Option<String> {
+        let pid = std::process::id();
+        let claimed = format!("promptgate-sending-{pid}");
+        if self.release() >= (3, 4) {
+            self.buffers(&["set-buffer", "-b", UNSENT, "-n", &claimed])?;
+            return Some(claimed);
+        }
+        let sentinel = format!("promptgate-claim-{pid}");
+        // (Debian's 3.3a refuses as 3.4 does: the list stops there, and the
+        // buffer of ours is deleted below, by its name)
+        self.buffers(&[
+            "set-buffer",
+            "-b",
+            &sentinel,
+            "--",
+            "x",
+            ";",
+            "set-buffer",
+            "-b",
+            UNSENT,
+            "-n",
+            &claimed,
+            ";",
+            "delete-buffer",
+            "-b",
+            &sentinel,
+        ]);
+        let names = self.tmux(&["list-buffers", "-F", "#{buffer_name}"])?;
+        if names.lines().any(|n| n == sentinel) {
+            self.buffers(&["delete-buffer", "-b", &sentinel]);
+        }
+        names.lines().any(|n| n == claimed).then_some(claimed)
+    }
+
+    /// Give a claimed kept prompt back: promptgate-unsent again, unless a newer
+    /// one is there (then it stays under its claimed name). Returns the name it has.
+    fn unclaim(&self, claimed: &str) -> String {
+        match self.buffers(&["set-buffer", "-b", claimed, "-n", UNSENT]) {
+            Some(_) => UNSENT.to_string(),
+            None => claimed.to_string(),
         }
     }
 
@@ -719,9 +799,10 @@ impl Plugin {
 
     /// Deliver `file` to `pane` and show the result. With `keep`, a prompt that
     /// was not typed at all is kept in the paste buffer promptgate-unsent (the
-    /// newest buffer, so the paste key resends it). With `drop`, that buffer is
-    /// deleted once any of the prompt was typed, before the message shows.
-    fn deliver(&self, pane: &str, file: &Path, action: &str, keep: bool, drop: Option<&str>) {
+    /// newest buffer, so the paste key resends it). `claimed` is the buffer a
+    /// kept prompt was claimed into (`claim_unsent`): deleted once any of the
+    /// prompt was typed, before the message shows, else promptgate-unsent again.
+    fn deliver(&self, pane: &str, file: &Path, action: &str, keep: bool, claimed: Option<&str>) {
         let args = ["send".to_string(), "-t".into(), pane.to_string()];
         let sent = self.send_file(&args, file, true);
         let json: Option<serde_json::Value> = sent
@@ -755,27 +836,37 @@ impl Plugin {
         // did any of the prompt reach the pane, or surely none
         let receipt = field("receipt");
         let typed = sent.rc == 0 || receipt.as_deref().is_some_and(|r| r != "not-sent");
+        let k = &self.opt.paste_key;
+        let how = if k.is_empty() {
+            String::new()
+        } else {
+            format!("; {k} resends it")
+        };
         if !typed && keep {
             let path = literal(&file.to_string_lossy());
             if self
-                .buffers(&["load-buffer", "-b", "promptgate-unsent", &path])
+                .buffers(&["load-buffer", "-b", UNSENT, &path])
                 .is_some()
             {
-                let k = &self.opt.paste_key;
-                let how = if k.is_empty() {
-                    String::new()
-                } else {
-                    format!("; {k} resends it")
-                };
-                msg += &format!(" (kept in buffer promptgate-unsent{how})");
+                msg += &format!(" (kept in buffer {UNSENT}{how})");
             }
         }
-        if let (true, Some(b)) = (typed, drop) {
-            self.buffers(&["delete-buffer", "-b", b]);
+        match claimed {
+            Some(b) if typed => {
+                self.buffers(&["delete-buffer", "-b", b]);
+            }
+            Some(b) => match self.unclaim(b) {
+                n if n == UNSENT => msg += &format!(" (kept in buffer {UNSENT}{how})"),
+                n => msg += &format!(" (kept in buffer {n})"),
+            },
+            None => {}
         }
         self.result(&msg);
     }
 }
+
+/// The paste buffer that keeps a prompt the send or compose key could not deliver.
+const UNSENT: &str = "promptgate-unsent";
 
 struct Sent {
     rc: i32,
