@@ -44,7 +44,8 @@ PG_HOOK_INDEX=7750
 
 # State the plugin keeps in tmux (not settings):
 #   @promptgate-target      (session) the picked target pane id
-#   @promptgate-bound       (global) "TABLE KEY ..." bound by the last load (keys as list-keys prints them)
+#   @promptgate-bound       (global) "TABLE KEY ..." bound by the last load (keys as list-keys prints them;
+#                           a load unbinds the keys that carry a note of PG_ACTIONS, not this list)
 #   @promptgate-helper      (global) plugin/promptgate.sh, quoted for sh (the send prompt's template runs it)
 #   @promptgate-status      (session) the status segment, kept by the watcher
 #   @promptgate-status-all  (global) the same for every session

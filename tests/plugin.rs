@@ -326,16 +326,94 @@ fn a_reload_moves_keys_between_tables_and_leaves_the_users_own_bindings() {
     for k in ["V", "B", "Q"] {
         assert!(binding(&s, "root", k).is_none(), "{k} is bound in root");
     }
-    // and back, twice: the same keys as the first load (T is the pick key again)
+    // and back, twice: the same keys as the first load, but T stays the user's
     s.tmux(&["set-option", "-gu", "@promptgate-key-table"]);
     s.tmux(&["set-option", "-gu", "@promptgate-send-key"]);
     load(&s);
     load(&s);
     let mut keys = prefix_keys(&s);
     keys.sort();
-    assert_eq!(keys, ["A", "B", "M-i", "Q", "T", "V"]);
+    assert_eq!(keys, ["A", "B", "M-i", "Q", "V"]);
+    let t = binding(&s, "prefix", "T").unwrap_or_default();
+    assert!(t.contains("display-message mine"), "{t}");
     assert!(binding(&s, "root", "M-s").is_none());
     assert!(binding(&s, "root", "M-a").is_some());
+}
+
+/// A key the user binds to an alias, where the plugin's key was, is the
+/// user's: a reload with that key option set to `none` leaves it bound.
+#[test]
+fn a_reload_leaves_a_key_the_user_bound_to_an_alias_where_the_plugins_was() {
+    let s = server();
+    load(&s);
+    assert!(binding(&s, "prefix", "A").is_some());
+    // a tmux.conf reload: the key option, then the user's own binding
+    s.tmux(&["set-option", "-g", "@promptgate-send-key", "none"]);
+    assert!(s
+        .tmux(&["bind-key", "A", "promptgate-send"])
+        .status
+        .success());
+    load(&s);
+    load(&s);
+    let a = binding(&s, "prefix", "A").unwrap_or_default();
+    assert!(a.contains(" send #{pane_id}"), "prefix A: {a:?}");
+    // and back to the plugin's key: A is the user's, not bound over
+    s.tmux(&["set-option", "-gu", "@promptgate-send-key"]);
+    load(&s);
+    let notes = s.tmux_out(&["list-keys", "-N", "-T", "prefix"]);
+    assert!(
+        !notes.lines().any(|l| l.starts_with("A ")),
+        "A got the plugin's note:\n{notes}"
+    );
+}
+
+/// A key the user bound before the plugin loads is not bound over (it could
+/// not be given back): the load says so, names the option, and a later load
+/// with the option set to `none` leaves it as it was.
+#[test]
+fn a_key_the_user_bound_before_the_load_is_kept_and_named() {
+    let s = server();
+    let _c = attach(&s);
+    s.tmux(&["bind-key", "T", "display-message", "user's own T"]);
+    // with a missing binary too (then every key runs a message)
+    s.tmux(&[
+        "set-option",
+        "-g",
+        "@promptgate-bin",
+        "/nonexistent/promptgate",
+    ]);
+    let seen = messages(&s).len();
+    load(&s);
+    let m = wait_message(&s, "not bound over a key", seen);
+    assert!(
+        m.contains("in table prefix: @promptgate-pick-key T.") && !m.contains("send-key"),
+        "{m}"
+    );
+    let t = binding(&s, "prefix", "T").unwrap_or_default();
+    assert!(t.contains("user's own T"), "{t}");
+    assert!(binding(&s, "prefix", "A")
+        .unwrap_or_default()
+        .contains("fix or unset @promptgate-bin"));
+    s.tmux(&["set-option", "-g", "@promptgate-pick-key", "none"]);
+    s.tmux(&[
+        "set-option",
+        "-g",
+        "@promptgate-bin",
+        bin().to_str().unwrap(),
+    ]);
+    load(&s);
+    let t = binding(&s, "prefix", "T").unwrap_or_default();
+    assert!(t.contains("user's own T"), "{t}");
+    let a = binding(&s, "prefix", "A").unwrap_or_default();
+    assert!(a.contains("run-shell"), "{a}");
+    // a key given twice is bound once, and the second is named
+    s.tmux(&["set-option", "-g", "@promptgate-paste-key", "V"]);
+    let seen = messages(&s).len();
+    load(&s);
+    let m = wait_message(&s, "not bound over a key", seen);
+    assert!(m.contains("@promptgate-paste-key V"), "{m}");
+    let v = binding(&s, "prefix", "V").unwrap_or_default();
+    assert!(v.contains(" compose #{pane_id}"), "{v}");
 }
 
 /// Every printable ASCII character, space to tilde.
@@ -1639,4 +1717,24 @@ fn two_presses_of_the_paste_key_deliver_a_kept_prompt_once() {
         s.tmux_out(&["save-buffer", "-b", "promptgate-unsent", "-"]),
         "kept again"
     );
+}
+
+/// A key that tmux binds by default (here `s`, choose-tree) is not the
+/// user's: the plugin binds over it, and gives tmux's binding back when the
+/// key option lets it go.
+#[test]
+fn a_key_tmux_binds_by_default_is_bound_over_and_given_back() {
+    let s = server();
+    let before = binding(&s, "prefix", "s").unwrap_or_default();
+    assert!(before.contains("choose-tree"), "{before}");
+    s.tmux(&["set-option", "-g", "@promptgate-pick-key", "s"]);
+    load(&s);
+    let ours = binding(&s, "prefix", "s").unwrap_or_default();
+    assert!(ours.contains(" pick #{pane_id}"), "{ours}");
+    load(&s);
+    let ours = binding(&s, "prefix", "s").unwrap_or_default();
+    assert!(ours.contains(" pick #{pane_id}"), "{ours}");
+    s.tmux(&["set-option", "-g", "@promptgate-pick-key", "none"]);
+    load(&s);
+    assert_eq!(binding(&s, "prefix", "s").unwrap_or_default(), before);
 }
