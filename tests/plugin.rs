@@ -1738,3 +1738,86 @@ fn a_key_tmux_binds_by_default_is_bound_over_and_given_back() {
     load(&s);
     assert_eq!(binding(&s, "prefix", "s").unwrap_or_default(), before);
 }
+
+/// With the agent's hooks installed, each of three turns shorter than two of
+/// the watcher's looks (700 ms against 1000 ms) gets its one done notice: the
+/// agent's Stop event ends the turn whatever the screen showed between looks.
+#[test]
+fn the_watcher_tells_each_short_turn_once_from_the_agents_hooks() {
+    let s = server();
+    let home = s.dir.path().join("home-hooks");
+    std::fs::create_dir_all(&home).unwrap();
+    let hookdir = s.dir.path().join("hook-events");
+    let o = std::process::Command::new(bin())
+        .args(["hooks", "install", "claude"])
+        .env("HOME", &home)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+    let t = s.dir.path().join("t-hooks.jsonl");
+    let (h, hd) = (
+        format!("HOME={}", home.display()),
+        format!("PROMPTGATE_HOOKS_DIR={}", hookdir.display()),
+    );
+    let b = bin();
+    let pane = s.window(&[
+        "env",
+        &h,
+        &hd,
+        b.to_str().unwrap(),
+        "fake-agent",
+        "--like",
+        "claude",
+        "--records",
+        "--busy-ms",
+        "700",
+        "--transcript",
+        t.to_str().unwrap(),
+    ]);
+    s.wait_state(&pane, "ready", 15.0);
+    let _c = attach(&s);
+    let mut w = s
+        .pg_cmd(&["watch", "--notify", "--interval", "1000"])
+        .env("PROMPTGATE_HOOKS_DIR", &hookdir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let n = messages(&s).len();
+    for i in 0..3 {
+        let o = s.pg(&[
+            "send",
+            "-t",
+            &pane,
+            "--wait-busy",
+            &format!("short turn {i}"),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
+        std::thread::sleep(Duration::from_millis(2500));
+    }
+    let done = |m: &Vec<String>| m.iter().skip(n).filter(|m| m.contains("is done")).count();
+    let start = Instant::now();
+    while done(&messages(&s)) < 3 && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let m = messages(&s);
+    let _ = w.kill();
+    let _ = w.wait();
+    let events: Vec<String> = std::fs::read_dir(&hookdir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        done(&m),
+        3,
+        "one notice per turn: {:#?}\nhook events: {events:?}",
+        &m[n.min(m.len())..]
+    );
+    assert_eq!(prompts(&t).len(), 3);
+}
