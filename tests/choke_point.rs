@@ -209,6 +209,46 @@ fn fan_out_queue_and_mcp_never_type_into_a_shell() {
     }
 }
 
+/// A pane title outlives the program that set it: a python REPL or a shell
+/// started where claude ran is still titled `✳ Claude Code`. Neither is an
+/// agent: refused 24 with nothing typed, forced, gate off, or in a fan-out.
+#[test]
+fn a_stale_agent_title_makes_no_pane_an_agent() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let marker = srv.dir.path().join("pwned");
+    for argv in [vec!["python3", "-q"], vec!["bash", "--norc", "--noprofile"]] {
+        let pane = shell_pane(&srv, &argv);
+        srv.tmux(&["select-pane", "-t", &pane, "-T", "✳ Claude Code"]);
+        let title = srv.tmux_out(&["display", "-p", "-t", &pane, "#{pane_title}"]);
+        assert_eq!(title.trim(), "✳ Claude Code");
+        let body = match argv[0] {
+            "python3" => format!("open('{}','w')", marker.display()),
+            _ => format!("touch {}", marker.display()),
+        };
+        let before = srv.capture(&pane);
+        for (extra, gate_off) in [
+            (vec!["-t", pane.as_str(), "--force"], false),
+            (vec!["-t", pane.as_str()], true),
+            (vec!["--all-agents", "--force"], false),
+        ] {
+            let mut args = vec!["send", "--timeout", "2"];
+            args.extend(&extra);
+            args.push(&body);
+            let mut c = srv.pg_cmd(&args);
+            if gate_off {
+                c.env("PROMPTGATE_GATE", "off");
+            }
+            let o = c.output().unwrap();
+            let what = format!("{}: {args:?} gate_off={gate_off}", argv[0]);
+            assert_eq!(code(&o), 24, "{what}: {}", stderr(&o));
+            untouched(&srv, &pane, &marker, &before, &what);
+        }
+        let o = srv.pg(&["state", "-t", &pane]);
+        assert!(text(&o.stdout).contains("not-agent"), "{}", text(&o.stdout));
+        srv.tmux(&["kill-pane", "-t", &pane]);
+    }
+}
+
 /// `-t %5 -t main:1.0` naming the same pane: delivered once, with a note.
 #[test]
 fn targets_naming_one_pane_deliver_once() {

@@ -113,6 +113,39 @@ const NEVER_AGENTS: &[&str] = &[
     "htop",
 ];
 
+/// Programs that run a terminal program somewhere else (another machine, a
+/// container): the agent behind them shows in no process of this machine, only
+/// on the screen and in the pane title it sets.
+const REMOTE_RUNNERS: &[&str] = &[
+    "ssh",
+    "autossh",
+    "sshpass",
+    "mosh",
+    "mosh-client",
+    "et",
+    "docker",
+    "podman",
+    "nerdctl",
+    "kubectl",
+    "oc",
+    "lxc",
+    "incus",
+    "distrobox",
+    "distrobox-enter",
+    "toolbox",
+    "vagrant",
+    "multipass",
+    "limactl",
+    "tsh",
+];
+
+/// The foreground program runs its terminal program elsewhere (`ssh`, `mosh`,
+/// `docker exec`, `kubectl exec`): where [`identify`] lets a pane title alone
+/// name the agent.
+pub fn is_remote_runner(cmd: &str) -> bool {
+    REMOTE_RUNNERS.contains(&cmd)
+}
+
 /// `pane_current_command` (normalised) or a process of the foreground job names
 /// a program known never to be an agent.
 pub fn is_never_agent(cmd: &str) -> bool {
@@ -218,13 +251,16 @@ pub fn identify(
     // is one whose job runs something else (its rc file's `pyenv rehash`; a
     // wrapped agent is found in the process tree above). An editor or a pager
     // never gets here. A program we know nothing of (`ssh` to where the agent
-    // runs, `docker exec`) may still be one.
+    // runs, `docker exec`) may still be one. The pane title alone names an
+    // agent only behind a remote runner: tmux keeps a title after the program
+    // that set it exits (`python3` where claude ran is still `✳ Claude Code`).
     let shell = screen
         .command
         .as_deref()
         .is_some_and(crate::core::screen::is_shell);
     if !shell {
-        if let Some((p, detail)) = by_signature(profiles, screen) {
+        let remote = fg.as_deref().is_some_and(is_remote_runner);
+        if let Some((p, detail)) = by_signature(profiles, screen, remote) {
             return Ok(id(p, IdentifiedBy::ScreenSignature, &detail));
         }
     }
@@ -249,8 +285,11 @@ pub fn identify(
 /// - a shell in the foreground with no agent in its job (or the job unread, as
 ///   over `--host`): no;
 /// - another program (`ssh`, `mosh`, `docker exec`, the agent's own launcher):
-///   yes only while the screen shows a known agent's signature (the agent runs
-///   where no process of this machine shows it).
+///   yes only while the screen's rows show a known agent's signature (the agent
+///   runs where no process of this machine shows it). The pane title alone
+///   counts only behind a remote runner ([`is_remote_runner`]): tmux keeps it
+///   after the program that set it exits, so a `python3` started where claude
+///   ran still has claude's title.
 ///
 /// `Ok` says why yes, `Err` why no.
 pub fn typable(
@@ -303,15 +342,24 @@ pub fn typable(
             if fg.is_empty() { "?" } else { &fg }
         ));
     }
-    match by_signature(profiles, screen) {
+    // The screen's rows must show the agent: a pane title outlives the program
+    // that set it (`✳ Claude Code` stays after claude exits and `python3`
+    // starts in the same pane), so a title alone makes a pane typable only
+    // behind a remote runner (claude over ssh, its banner long scrolled away).
+    match by_signature(profiles, screen, is_remote_runner(&fg)) {
         Some((p, detail)) => Ok(format!(
             "the foreground program {} shows {}'s screen ({detail})",
             if fg.is_empty() { "?" } else { &fg },
             p.name()
         )),
         None => Err(format!(
-            "the foreground program {} is no known agent and its screen shows none",
-            if fg.is_empty() { "?" } else { &fg }
+            "the foreground program {} is no known agent and its screen shows none{}",
+            if fg.is_empty() { "?" } else { &fg },
+            if by_signature(profiles, screen, true).is_some() {
+                " (a pane title alone does not count: it outlives the program that set it)"
+            } else {
+                ""
+            }
         )),
     }
 }
@@ -320,7 +368,14 @@ pub fn typable(
 /// regexes, each counted once): a fork that shares its parent's placeholder
 /// (Qwen Code's is Gemini CLI's) is told apart by its banner or its title. A tie
 /// goes to the first profile, as before. The detail names every match counted.
-fn by_signature<'a>(profiles: &'a Profiles, screen: &Screen) -> Option<(&'a Profile, String)> {
+/// `title_alone`: whether a profile whose title matches but none of whose
+/// screen signatures does is a match at all (never for the choke point: a
+/// title outlives the program that set it).
+fn by_signature<'a>(
+    profiles: &'a Profiles,
+    screen: &Screen,
+    title_alone: bool,
+) -> Option<(&'a Profile, String)> {
     let mut best: Option<(&Profile, Vec<String>)> = None;
     for p in profiles.iter() {
         let mut found: Vec<String> =
@@ -332,7 +387,11 @@ fn by_signature<'a>(profiles: &'a Profiles, screen: &Screen) -> Option<(&'a Prof
                     })
                 })
                 .collect();
-        if let Some(title) = screen.title.as_deref() {
+        if let Some(title) = screen
+            .title
+            .as_deref()
+            .filter(|_| title_alone || !found.is_empty())
+        {
             found.extend(
                 p.title_signature
                     .iter()
@@ -590,6 +649,35 @@ mod tests {
         assert!(yes(&claude_box("ssh", None), None));
         assert!(!yes(&screen("ssh", &["$ "]), None));
         assert!(!yes(&screen("python3", &[">>> "]), None));
+        // a title left behind by an agent that exited: never typable by itself
+        for (title, cmd) in [
+            ("✳ Claude Code", "python3"),
+            ("✳ Claude Code", "bash"),
+            ("OpenCode", "node"),
+            ("◇  Ready (proj)", "python3"),
+        ] {
+            let mut s = screen(cmd, &[">>> "]);
+            s.title = Some(title.into());
+            let why = typable(&p, &s, None).unwrap_err();
+            assert!(!why.is_empty(), "{cmd} titled {title}");
+        }
+        // and names no agent, but behind a remote runner
+        let mut s = screen("python3", &[">>> "]);
+        s.title = Some("✳ Claude Code".into());
+        assert_eq!(identify(&p, None, &s, &[]).unwrap().agent, None);
+        s.command = Some("ssh".into());
+        assert_eq!(
+            identify(&p, None, &s, &[]).unwrap().agent.as_deref(),
+            Some("claude")
+        );
+        // behind ssh the agent's title counts (its banner scrolled away)
+        let mut s = screen("ssh", &["> "]);
+        s.title = Some("✳ Claude Code".into());
+        assert!(yes(&s, None));
+        // the title still tells a fork from its parent where the screen shows one
+        let mut s = claude_box("ssh", None);
+        s.title = Some("✳ Claude Code".into());
+        assert!(yes(&s, None));
     }
 
     #[test]
