@@ -562,8 +562,11 @@ fn fan_out_has_its_own_flag_every_and_agent_always_names_the_profile() {
     assert!(prompts(&ta).is_empty());
     srv.wait_state(&b, "ready", 10.0);
     // inside tmux, --agent with no -t is the current pane with that profile
+    // (on the server $TMUX names, which -L chooses here)
+    let sock = srv.tmux_out(&["display", "-p", "#{socket_path}"]);
     let o = srv
         .pg_cmd(&["send", "--agent", "claude", "the current pane"])
+        .env("TMUX", format!("{},1,0", sock.trim()))
         .env("TMUX_PANE", &a)
         .output()
         .unwrap();

@@ -285,3 +285,68 @@ fn wait_reports_readiness_and_refusals() {
     let o = srv.pg(&["wait", "-t", &sh, "--timeout", "1"]);
     assert_eq!(code(&o), 24, "{}", stderr(&o));
 }
+
+/// With no `-t`, `$TMUX_PANE` names a pane of the server `$TMUX` names: with
+/// `-L` / `-S` choosing another server, the same id there is someone else's
+/// pane. Exit 2 asking for `-t`, nothing typed; on the server `$TMUX` names
+/// (by `-L` or `-S`) the current pane is the default as before.
+#[test]
+fn the_current_pane_is_the_default_only_on_its_own_server() {
+    let a = TmuxServer::new(80, 24, &[]);
+    let b = TmuxServer::new(100, 30, &[]);
+    let (pane, transcript) = b.fake("claude", &[]);
+    b.wait_state(&pane, "ready", 15.0);
+    let sock = |s: &TmuxServer| {
+        s.tmux_out(&["display", "-p", "#{socket_path}"])
+            .trim()
+            .to_string()
+    };
+    let (sock_a, sock_b) = (sock(&a), sock(&b));
+    let qdir = b.dir.path().join("queue");
+    let with_env = |server: &[&str], tmux: &str, args: &[&str]| {
+        let mut c = std::process::Command::new(bin());
+        c.args(server)
+            .args(args)
+            .env("TMUX", format!("{tmux},1234,0"))
+            .env("TMUX_PANE", &pane)
+            .env("PROMPTGATE_QUEUE_DIR", &qdir)
+            .env("PROMPTGATE_LOG", b.dir.path().join("deliveries.jsonl"))
+            .env("XDG_RUNTIME_DIR", b.dir.path());
+        c.output().unwrap()
+    };
+    let cap = b.dir.path().join("cap").display().to_string();
+    let by_name = ["-L", b.socket.as_str()];
+    let by_path = ["-S", sock_b.as_str()];
+    for server in [&by_name[..], &by_path[..]] {
+        for args in [
+            vec!["send", "meant for my own pane on server A"],
+            vec!["ask", "--done-timeout", "2", "meant for server A"],
+            vec!["state"],
+            vec!["wait", "--timeout", "1"],
+            vec!["capture", "--output", &cap],
+            vec!["queue", "add", "queued for server A"],
+        ] {
+            let o = with_env(server, &sock_a, &args);
+            assert_eq!(code(&o), 2, "{server:?} {args:?}: {}", stderr(&o));
+            one_line_error(&o);
+            assert!(stderr(&o).contains("give -t PANE"), "{}", stderr(&o));
+        }
+    }
+    assert!(prompts(&transcript).is_empty(), "typed on the other server");
+    assert!(
+        std::fs::read_dir(&qdir).map_or(true, |d| d.count() == 0)
+            || !std::fs::read_to_string(qdir.join("queue.jsonl"))
+                .unwrap_or_default()
+                .contains("server A"),
+        "queued"
+    );
+    // the server $TMUX names, chosen by -L or -S: the current pane as before
+    for server in [&by_name[..], &by_path[..]] {
+        let o = with_env(server, &sock_b, &["state"]);
+        assert_eq!(code(&o), 0, "{server:?}: {}", stderr(&o));
+        assert!(text(&o.stdout).starts_with(&pane), "{}", text(&o.stdout));
+    }
+    let o = with_env(&by_name, &sock_b, &["send", "on my own server"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(prompts(&transcript), vec!["on my own server".to_string()]);
+}

@@ -26,7 +26,10 @@ pub struct Cli {
 pub const EXIT_STATUS: &[(&str, &str)] = &[
     ("0", "success; for send, the receipt is consumed"),
     ("1", "internal error"),
-    ("2", "usage error (bad flags or values, no -t outside tmux)"),
+    (
+        "2",
+        "usage error (bad flags or values, no -t outside tmux or on another server)",
+    ),
     ("3", "tmux is not installed"),
     ("4", "no tmux server"),
     ("5", "no such pane"),
@@ -803,21 +806,65 @@ pub fn command_path(args: &[String]) -> String {
     path.join(" ")
 }
 
-/// `-t` or, inside tmux, the current pane.
-pub fn target(t: &Option<String>) -> crate::core::error::Result<String> {
-    match t {
-        Some(t) => Ok(t.clone()),
-        None => std::env::var("TMUX_PANE")
-            .ok()
-            .filter(|p| !p.is_empty())
-            .ok_or_else(|| {
-                Error::Usage(
-                    "not inside tmux: give -t PANE (%3, session or session:window.pane; \
-                     `promptgate state --all` lists the panes)"
-                        .into(),
-                )
-            }),
+/// `-t` or, inside tmux, the current pane (`$TMUX_PANE`): only on the server
+/// `$TMUX` names. A pane id names a pane of one server only: with `-L`, `-S`
+/// or `--host` choosing another, `%0` there is someone else's pane (exit 2).
+pub fn target(
+    server: &crate::io::tmux::Server,
+    t: &Option<String>,
+) -> crate::core::error::Result<String> {
+    if let Some(t) = t {
+        return Ok(t.clone());
     }
+    let Some(pane) = current_pane() else {
+        return Err(Error::Usage(
+            "not inside tmux: give -t PANE (%3, session or session:window.pane; \
+             `promptgate state --all` lists the panes)"
+                .into(),
+        ));
+    };
+    match other_server(server) {
+        None => Ok(pane),
+        Some(which) => Err(Error::Usage(format!(
+            "give -t PANE: the current pane ({pane}) is on the server $TMUX names, not on {which}"
+        ))),
+    }
+}
+
+/// `$TMUX_PANE`, when set (inside tmux).
+pub fn current_pane() -> Option<String> {
+    std::env::var("TMUX_PANE").ok().filter(|p| !p.is_empty())
+}
+
+/// Whether the server chosen is not the one `$TMUX` names (its first comma
+/// field is the socket's path): what names it (`--host`, `-L NAME`, `-S PATH`),
+/// or `None` when it is that server (or no server option was given).
+fn other_server(server: &crate::io::tmux::Server) -> Option<String> {
+    use crate::io::tmux::Server;
+    if crate::io::tmux::is_remote() {
+        return Some("another machine (--host or PROMPTGATE_TMUX)".into());
+    }
+    let path = match server {
+        Server::Default => return None,
+        Server::Name(n) => {
+            let dir = std::env::var_os("TMUX_TMPDIR")
+                .filter(|d| !d.is_empty())
+                .unwrap_or_else(|| "/tmp".into());
+            PathBuf::from(dir)
+                .join(format!("tmux-{}", unsafe { libc::getuid() }))
+                .join(n)
+        }
+        Server::Path(p) => PathBuf::from(p),
+    };
+    let tmux = std::env::var("TMUX").unwrap_or_default();
+    let ours = tmux.split(',').next().unwrap_or_default();
+    let same = !ours.is_empty()
+        && (std::path::Path::new(ours) == path
+            || matches!(
+                (std::fs::canonicalize(ours), std::fs::canonicalize(&path)),
+                (Ok(a), Ok(b)) if a == b
+            ));
+    (!same).then(|| server.spec())
 }
 
 /// The body: `-f FILE` (`-` = stdin), else the words joined by spaces, else stdin

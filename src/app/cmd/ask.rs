@@ -41,7 +41,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: AskArgs) -> Result<i32> {
     if !fan_out {
         let t = match s.targets.first() {
             Some(t) => t.clone(),
-            None => target(&None)?,
+            None => target(server, &None)?,
         };
         let mut live = crate::io::live::Live::new(!s.json);
         let asked = ask_one(

@@ -8,7 +8,7 @@ use crate::io::tmux::{Process, Server, Tmux};
 /// (`-e`), OUT.meta (`key=value`, keys named as tmux formats).
 pub fn run(server: &Server, profiles: &Profiles, a: CaptureArgs) -> Result<i32> {
     let mut tmux = Process::new(server.clone());
-    let pane = tmux.resolve(&target(&a.t.target)?)?;
+    let pane = tmux.resolve(&target(server, &a.t.target)?)?;
     let o = observe(&mut tmux, profiles, a.t.agent.as_deref(), &pane)?;
     let ansi = tmux.capture_ansi(&pane)?;
     let base = a.output.to_string_lossy().to_string();

@@ -79,7 +79,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: DoctorArgs) -> Result<i32> {
     let mut problems: Vec<String> = Vec::new();
     let mut lister = Process::new(server.clone());
     let panes: Vec<String> = match &a.target {
-        Some(t) => vec![lister.resolve(&target(&Some(t.clone()))?)?],
+        Some(t) => vec![lister.resolve(&target(server, &Some(t.clone()))?)?],
         None => match lister.list_panes() {
             Ok(p) => p.into_iter().map(|p| p.id).collect(),
             Err(Error::NoServer(why)) => return without_server(profiles, a.json, why),

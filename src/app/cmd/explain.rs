@@ -7,7 +7,7 @@ use crate::io::tmux::{Process, Server, Tmux};
 
 pub fn run(server: &Server, profiles: &Profiles, a: ExplainArgs) -> Result<i32> {
     let mut tmux = Process::new(server.clone());
-    let pane = tmux.resolve(&target(&a.t.target)?)?;
+    let pane = tmux.resolve(&target(server, &a.t.target)?)?;
     let o = observe(&mut tmux, profiles, a.t.agent.as_deref(), &pane)?;
     if a.json {
         out(

@@ -86,7 +86,7 @@ fn add(server: &Server, profiles: &Profiles, dir: &Path, a: QueueAddArgs) -> Res
         profiles.get(n)?;
     }
     let mut tmux = Process::new(server.clone());
-    let pane = tmux.resolve(&target(&a.target)?)?;
+    let pane = tmux.resolve(&target(server, &a.target)?)?;
     // A prompt queued for a shell would be typed into it: no agent, nothing queued.
     if a.agent.is_none() {
         let read_at = crate::io::tmux::now_ms();

@@ -18,7 +18,11 @@ pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32>
     // The old fan-out form, `--agent NAME` with no -t outside tmux (where there
     // is no current pane for it to mean): still every NAME pane, with a note.
     let fan_out_flag = a.all_agents || a.every.is_some();
-    if a.targets.is_empty() && !fan_out_flag && a.agent.is_some() && target(&None).is_err() {
+    if a.targets.is_empty()
+        && !fan_out_flag
+        && a.agent.is_some()
+        && crate::app::cli::current_pane().is_none()
+    {
         eprintln!("promptgate: note: --agent NAME without -t as a fan-out is deprecated; use --every NAME");
         a.every = a.agent.take();
     }
@@ -38,7 +42,7 @@ pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32>
     if !fan_out {
         let t = match a.targets.first() {
             Some(t) => t.clone(),
-            None => target(&None)?,
+            None => target(server, &None)?,
         };
         // one target: a person at a terminal sees a live status line while it waits
         let mut live = crate::io::live::Live::new(!a.json);

@@ -12,7 +12,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: StateArgs) -> Result<i32> {
             .map(|p| p.id)
             .collect()
     } else {
-        vec![Process::new(server.clone()).resolve(&target(&a.t.target)?)?]
+        vec![Process::new(server.clone()).resolve(&target(server, &a.t.target)?)?]
     };
     let Some(first) = panes.first() else {
         return Ok(0);

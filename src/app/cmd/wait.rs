@@ -12,7 +12,7 @@ use crate::io::tmux::{Control, Process, Server, Tmux};
 /// `--wait-dialog`; without it a dialog ends the wait at once (exit 21), since
 /// only a person should answer one.
 pub fn run(server: &Server, profiles: &Profiles, a: WaitArgs) -> Result<i32> {
-    let pane = Process::new(server.clone()).resolve(&target(&a.t.target)?)?;
+    let pane = Process::new(server.clone()).resolve(&target(server, &a.t.target)?)?;
     if a.until_done {
         return run_until_done(server, profiles, &a, &pane);
     }
