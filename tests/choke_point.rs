@@ -416,3 +416,31 @@ fn a_forced_send_never_types_into_a_dialog_or_copy_mode() {
     assert_eq!(code(&o), 26, "{}", stderr(&o));
     assert_eq!(prompts(&transcript), vec!["start a turn".to_string()]);
 }
+
+/// `--cancel-mode` leaves copy mode only in a pane that may be typed into: a
+/// shell in copy mode is refused 24 with its mode (selection, scroll
+/// position) kept, gated or forced, with or without `--agent`.
+#[test]
+fn cancel_mode_leaves_a_shells_copy_mode_alone() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let pane = shell_pane(&srv, &["bash", "--norc", "--noprofile"]);
+    let marker = srv.dir.path().join("pwned");
+    let body = format!("touch {}", marker.display());
+    srv.tmux(&["copy-mode", "-t", &pane]);
+    let in_mode = || srv.tmux_out(&["display", "-p", "-t", &pane, "#{pane_in_mode}"]);
+    assert_eq!(in_mode().trim(), "1");
+    for extra in [
+        vec!["--agent", "claude"],
+        vec!["--agent", "claude", "--force"],
+        vec!["--force"],
+        vec![],
+    ] {
+        let mut args = vec!["send", "-t", &pane, "--cancel-mode", "--timeout", "2"];
+        args.extend(&extra);
+        args.push(&body);
+        let o = srv.pg(&args);
+        assert_eq!(code(&o), 24, "{extra:?}: {}", stderr(&o));
+        assert_eq!(in_mode().trim(), "1", "{extra:?}: copy mode was left");
+        assert!(!marker.exists(), "{extra:?}: typed");
+    }
+}

@@ -541,6 +541,11 @@ impl Delivery<'_> {
         let (first, read_at) =
             observe_at_launch(tmux, profiles, a.agent.as_deref(), pane, screen, read_at)?;
         let Some(agent) = first.identity.agent.clone() else {
+            // with --cancel-mode, copy mode is not what stops the send: no
+            // agent runs there (24), and its mode stays as it is
+            if first.verdict.state == State::InMode && a.cancel_mode {
+                return Err(refusal(&State::NotAgent, &first.identity.detail, false));
+            }
             return Err(refusal(
                 &first.verdict.state,
                 &first.verdict.reason(),
@@ -867,8 +872,11 @@ fn forced_gate(
     if s.dead {
         return Err(refusal(&State::Exited, "pane_dead=1", false));
     }
-    // --cancel-mode still leaves copy/view mode first (see Job::run)
+    // --cancel-mode still leaves copy/view mode first (see Job::run), only in
+    // a pane that may be typed into: a shell's copy mode (its selection, its
+    // scroll position) is left as it is, and the send refused
     if s.in_mode && a.cancel_mode {
+        may_type(profiles, pane, &s, a)?;
         tmux.cancel_mode(pane)?;
         s = tmux.read(pane)?;
     }
@@ -925,6 +933,8 @@ fn run_gate(
             Some(&mut *sink),
         )?;
         if g.state == State::InMode && a.cancel_mode && !cancelled {
+            // never a mode left in a pane nothing may be typed into
+            may_type(profiles, pane, &g.screen, a)?;
             tmux.cancel_mode(pane)?;
             cancelled = true;
             continue;
