@@ -444,3 +444,45 @@ fn cancel_mode_leaves_a_shells_copy_mode_alone() {
         assert!(!marker.exists(), "{extra:?}: typed");
     }
 }
+
+/// `--to-any-process` is send's alone: `ask` (which takes send's flags)
+/// refuses it in one line, exit 2, nothing typed, with --json one object, and
+/// does not list it in its help.
+#[test]
+fn ask_refuses_to_any_process() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let pane = shell_pane(&srv, &["bash", "--norc", "--noprofile"]);
+    let marker = srv.dir.path().join("pwned-ask");
+    let body = format!("touch {}", marker.display());
+    let before = srv.capture(&pane);
+    for json in [false, true] {
+        let mut args = vec![
+            "ask",
+            "-t",
+            &pane,
+            "--agent",
+            "claude",
+            "--force",
+            "--to-any-process",
+            "--done-timeout",
+            "2",
+        ];
+        if json {
+            args.push("--json");
+        }
+        args.push(&body);
+        let o = srv.pg(&args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(e.trim().lines().count(), 1, "{e:?}");
+        assert!(e.contains("--to-any-process"), "{e}");
+        if json {
+            assert_eq!(json_out(&o)["exit_code"], 2, "{}", text(&o.stdout));
+        }
+        untouched(&srv, &pane, &marker, &before, "ask --to-any-process");
+    }
+    let help = text(&srv.pg(&["ask", "--help"]).stdout);
+    assert!(!help.contains("--to-any-process"), "{help}");
+    let help = text(&srv.pg(&["send", "--help"]).stdout);
+    assert!(help.contains("--to-any-process"), "{help}");
+}

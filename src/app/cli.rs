@@ -485,6 +485,7 @@ impl SendArgs {
 #[derive(Args, Debug)]
 #[command(
     mut_arg("until_done", |a| a.hide(true)),
+    mut_arg("to_any_process", |a| a.hide(true)),
     mut_arg("done_timeout", |a| a.help("The longest the turn may take, in seconds (0 to 86400)")),
     mut_arg("json", |a| a.help("Print the receipt and the answer as one JSON object; any error too (with exit_code and error)"))
 )]

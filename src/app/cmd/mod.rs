@@ -43,6 +43,16 @@ fn one_shot_timeout(c: &Command) -> Option<std::time::Duration> {
 
 pub fn run(cli: Cli) -> Result<i32> {
     let srv = cli.server();
+    // `--to-any-process` is send's alone (docs/safety.md): `ask` takes send's
+    // flags, but never types into a pane that is not an agent
+    if let Command::Ask(a) = &cli.command {
+        if a.send.to_any_process {
+            return Err(Error::Usage(
+                "--to-any-process is only on send: ask never types into a pane that is not an agent"
+                    .into(),
+            ));
+        }
+    }
     // several hosts (or a hosts file): one fleet, each host's send in a process of its own
     match &cli.command {
         Command::Send(a) if srv.host.len() > 1 || a.hosts.is_some() => {
