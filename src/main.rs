@@ -42,7 +42,12 @@ fn run_main() -> i32 {
                     code::USAGE
                 }
                 _ => {
-                    let args: Vec<String> = std::env::args().skip(1).collect();
+                    // an argument that is not UTF-8 (`-t $'\xff'`) is read
+                    // lossily here: `args()` would panic on it
+                    let args: Vec<String> = std::env::args_os()
+                        .skip(1)
+                        .map(|a| a.to_string_lossy().into_owned())
+                        .collect();
                     let line = usage_line(&e, &args);
                     eprintln!("promptgate: {}", one_line(&line));
                     // `--json` among the flags: the usage error as JSON too

@@ -350,3 +350,57 @@ fn the_current_pane_is_the_default_only_on_its_own_server() {
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(prompts(&transcript), vec!["on my own server".to_string()]);
 }
+
+/// An argument that is not UTF-8: a one-line usage error (exit 2), with
+/// `--json` one JSON object, never a panic; as a file name to a fleet's
+/// `send -f`, the normal path (each host fails to connect here: 39).
+#[test]
+fn a_non_utf8_argument_is_a_one_line_error_never_a_panic() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let srv = TmuxServer::new(80, 24, &[]);
+    let raw = |b: &'static [u8]| OsStr::from_bytes(b);
+    let run_os = |args: &[&OsStr]| {
+        let mut c = srv.pg_cmd(&[]);
+        c.args(args);
+        c.output().unwrap()
+    };
+    let s = |t: &'static str| OsStr::new(t);
+    for (args, json) in [
+        (
+            vec![
+                s("send"),
+                s("-t"),
+                s("%0"),
+                s("--nosuchflag"),
+                raw(b"caf\xe9"),
+            ],
+            false,
+        ),
+        (vec![s("send"), s("-t"), raw(b"\xff"), s("x")], false),
+        (
+            vec![s("send"), s("--json"), s("-t"), raw(b"\xff"), s("x")],
+            true,
+        ),
+        (vec![s("state"), s("-t"), raw(b"\xff")], false),
+    ] {
+        let o = run_os(&args);
+        assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));
+        one_line_error(&o);
+        if json {
+            assert_eq!(json_out(&o)["exit_code"], 2, "{}", text(&o.stdout));
+        }
+    }
+    // a body that is not UTF-8: a bad body (10), as before
+    let o = run_os(&[s("send"), s("-t"), s("%0"), raw(b"caf\xe9")]);
+    assert_eq!(code(&o), 10, "{}", stderr(&o));
+    one_line_error(&o);
+    // a fleet's -f with a file name that is not UTF-8: passed on as it is
+    let file = srv.dir.path().join(OsStr::from_bytes(b"\xff.txt"));
+    std::fs::write(&file, "hello").unwrap();
+    let mut c = srv.pg_cmd(&["send", "--host", "h1", "--host", "h2", "-t", "%1"]);
+    c.arg("-f").arg(&file).env("PROMPTGATE_SSH", "false");
+    let o = c.output().unwrap();
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    assert_eq!(code(&o), 39, "{}", stderr(&o));
+}

@@ -16,6 +16,7 @@
 use crate::app::cli::SendArgs;
 use crate::core::error::{code, fanout_code, Error, Result};
 use serde_json::{json, Value};
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -227,7 +228,7 @@ pub struct HostRun {
 pub fn run_hosts(
     hosts: &[String],
     opts: FleetOpts,
-    args_for: &(dyn Fn(&str) -> Vec<String> + Sync),
+    args_for: &(dyn Fn(&str) -> Vec<OsString> + Sync),
     stdin: Option<&[u8]>,
 ) -> Vec<HostRun> {
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("promptgate"));
@@ -279,7 +280,7 @@ fn run_host(
     i: usize,
     host: &str,
     opts: FleetOpts,
-    args: Vec<String>,
+    args: Vec<OsString>,
     stdin: Option<&[u8]>,
 ) -> HostRun {
     let fail = |why: String| HostRun {
@@ -455,25 +456,27 @@ fn consumed(rows: &[Value]) -> usize {
 }
 
 /// This process's arguments for one host's child: the same `send`, with the
-/// fleet's own flags taken out and `--json` put in.
-pub fn child_args(args: &[String]) -> Vec<String> {
+/// fleet's own flags taken out and `--json` put in. An argument that is not
+/// UTF-8 (a file name) goes to the child as it is.
+pub fn child_args(args: &[OsString]) -> Vec<OsString> {
     let mut out = Vec::new();
     let mut it = args.iter();
     let mut json = false;
     while let Some(a) = it.next() {
-        if a == "--" {
+        let text = a.to_string_lossy();
+        if text == "--" {
             out.push(a.clone());
             out.extend(it.by_ref().cloned());
             break;
         }
-        let flag = a.split('=').next().unwrap_or("");
+        let flag = text.split('=').next().unwrap_or("");
         if ["--host", "--hosts", "--connect-timeout", "--host-timeout"].contains(&flag) {
-            if !a.contains('=') {
+            if !text.contains('=') {
                 it.next();
             }
             continue;
         }
-        json |= a == "--json";
+        json |= text == "--json";
         out.push(a.clone());
     }
     if !json {
@@ -505,7 +508,7 @@ fn fleet(host_flags: &[String], a: &SendArgs, asking: bool) -> Result<i32> {
     crate::core::plan::Body::sanitise(&body)?;
     let from_stdin =
         a.body.words.is_empty() && a.body.file.as_ref().is_none_or(|f| f.as_os_str() == "-");
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let child = child_args(&args);
     let opts = FleetOpts {
         connect_timeout: Duration::from_secs_f64(a.connect_timeout),
@@ -602,9 +605,13 @@ mod tests {
         v.iter().map(|x| x.to_string()).collect()
     }
 
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
     #[test]
     fn child_args_drop_the_fleet_flags_and_ask_for_json() {
-        let a = s(&[
+        let a = os(&[
             "send",
             "--host",
             "a",
@@ -622,13 +629,21 @@ mod tests {
         ]);
         assert_eq!(
             child_args(&a),
-            s(&["send", "--json", "--all-agents", "hi", "--", "--host", "x"])
+            os(&["send", "--json", "--all-agents", "hi", "--", "--host", "x"])
         );
-        let b = s(&["-L", "x", "--host", "a", "send", "--json", "-t", "%1", "hi"]);
+        let b = os(&["-L", "x", "--host", "a", "send", "--json", "-t", "%1", "hi"]);
         assert_eq!(
             child_args(&b),
-            s(&["-L", "x", "send", "--json", "-t", "%1", "hi"])
+            os(&["-L", "x", "send", "--json", "-t", "%1", "hi"])
         );
+        // a file name that is not UTF-8 goes to the child byte for byte
+        use std::os::unix::ffi::OsStringExt;
+        let name = OsString::from_vec(b"/tmp/\xff.txt".to_vec());
+        let mut c = os(&["send", "--host", "a", "-t", "%1", "-f"]);
+        c.push(name.clone());
+        let mut want = os(&["send", "--json", "-t", "%1", "-f"]);
+        want.push(name);
+        assert_eq!(child_args(&c), want);
     }
 
     #[test]
