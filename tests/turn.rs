@@ -62,3 +62,59 @@ fn wait_until_done_waits_for_the_running_turn_or_its_timeout() {
     assert_eq!(code(&o), 20, "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("raise --done-timeout"));
 }
+
+/// A fan-out (several `-t`, `--all-agents`) with `--until-done`: every pane's
+/// turn is followed, each receipt gets its `turn`, and the exit code combines
+/// the turns' ends as the fan-out's (0 all done, 35 some, 36 none).
+#[test]
+fn a_fan_out_until_done_waits_for_every_panes_turn() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (a, ta) = srv.fake("claude", &["--busy-ms", "800"]);
+    let (b, tb) = srv.fake("codex", &["--busy-ms", "3000"]);
+    srv.wait_state(&a, "ready", 10.0);
+    srv.wait_state(&b, "ready", 10.0);
+    let t = Instant::now();
+    let o = srv.pg(&["send", "-t", &a, "-t", &b, "--until-done", "--json", "two"]);
+    let took = t.elapsed();
+    let v = json_out(&o);
+    assert_eq!(code(&o), 0, "{} {v}", stderr(&o));
+    for row in v["targets"].as_array().unwrap() {
+        assert_eq!(row["turn"]["done"], true, "{row}");
+        assert_eq!(row["turn"]["saw_busy"], true, "{row}");
+    }
+    assert_eq!(v["summary"]["done"], 2, "{v}");
+    assert!(took >= Duration::from_millis(2500), "{took:?}");
+    assert_eq!(srv.state(&a), "ready");
+    assert_eq!(srv.state(&b), "ready");
+    // --all-agents, plain: one turn line a pane
+    let o = srv.pg(&["send", "--all-agents", "--until-done", "three"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let out = text(&o.stdout);
+    assert_eq!(
+        out.matches("\tdone\tthe turn ended after ").count(),
+        2,
+        "{out}"
+    );
+    assert!(out.contains("2 turns done"), "{out}");
+    // one turn longer than --done-timeout: some done (35)
+    srv.wait_state(&a, "ready", 10.0);
+    srv.wait_state(&b, "ready", 10.0);
+    let o = srv.pg(&[
+        "send",
+        "-t",
+        &a,
+        "-t",
+        &b,
+        "--until-done",
+        "--done-timeout",
+        "2",
+        "--json",
+        "four",
+    ]);
+    let v = json_out(&o);
+    assert_eq!(code(&o), 35, "{} {v}", stderr(&o));
+    assert_eq!(v["summary"]["consumed"], 2, "{v}");
+    assert_eq!(v["summary"]["done"], 1, "{v}");
+    assert_eq!(prompts(&ta), vec!["two", "three", "four"]);
+    assert_eq!(prompts(&tb), vec!["two", "three", "four"]);
+}

@@ -92,18 +92,54 @@ pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32>
         (a.session.as_deref(), a.every.as_deref()),
         "sent to it once",
     )?;
-    let outcomes = fanout::deliver_all(server, profiles, &opts, &body, &targets, shared);
-    let consumed = outcomes.iter().filter(|o| o.code == 0).count();
+    let mut outcomes = fanout::deliver_all(server, profiles, &opts, &body, &targets, shared);
+    // --until-done: each consumed prompt's turn, followed at once in every pane;
+    // its end decides that pane's code, and the codes combine as the fan-out's
+    let turns: Vec<Option<crate::engine::gate::Turn>> = match a.until_done {
+        true => {
+            let timeout = secs(a.done_timeout);
+            std::thread::scope(|s| {
+                let handles: Vec<_> = outcomes
+                    .iter_mut()
+                    .map(|o| s.spawn(move || o.follow_turn(server, profiles, timeout)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("turn thread"))
+                    .collect()
+            })
+        }
+        false => Vec::new(),
+    };
+    let ok = outcomes.iter().filter(|o| o.code == 0).count();
     let total = outcomes.len();
-    let exit = fanout_code(consumed, total);
+    let exit = fanout_code(ok, total);
+    let consumed = match a.until_done {
+        true => outcomes
+            .iter()
+            .filter(|o| {
+                o.rec
+                    .as_ref()
+                    .is_some_and(|r| r.receipt == ReceiptKind::Consumed)
+            })
+            .count(),
+        false => ok,
+    };
     for rec in outcomes.iter().filter_map(|o| o.rec.as_ref()) {
         Quiet.finish(&Finished::Receipt(rec));
     }
     let rows = fanout::rows(&outcomes);
-    let summary = format!("{consumed} of {total} consumed");
+    let mut summary = format!("{consumed} of {total} consumed");
+    if a.until_done {
+        summary += &format!(", {ok} turns done");
+    }
     if a.json {
+        let mut sum = json!({"consumed": consumed, "total": total, "text": summary});
+        if a.until_done {
+            sum["done"] = ok.into();
+        }
         super::out_json(
-            &json!({"targets": rows, "duplicates": duplicates, "summary": {"consumed": consumed, "total": total, "text": summary}, "exit_code": exit, "error": (exit != 0).then_some(&summary)}),
+            &json!({"targets": rows, "duplicates": duplicates, "summary": sum, "exit_code": exit, "error": (exit != 0).then_some(&summary)}),
         )?;
     } else {
         for r in &rows {
@@ -115,6 +151,11 @@ pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32>
                 r["receipt"].as_str().unwrap_or("?"),
                 why
             ))?;
+        }
+        for (o, t) in outcomes.iter().zip(&turns) {
+            if let Some(t) = t {
+                out(&super::turn_line(&o.pane, t))?;
+            }
         }
         out(&format!("promptgate: {summary}"))?;
     }
