@@ -332,6 +332,21 @@ fn the_current_pane_is_the_default_only_on_its_own_server() {
             assert!(stderr(&o).contains("give -t PANE"), "{}", stderr(&o));
         }
     }
+    // tmux reached through a launcher that says it is another machine's (as
+    // `--host` and an ssh PROMPTGATE_TMUX are): the pane id is not this one's
+    let o = {
+        let mut c = std::process::Command::new(bin());
+        c.args(["-L", b.socket.as_str(), "send", "meant for server A"])
+            .env("TMUX", format!("{sock_b},1234,0"))
+            .env("TMUX_PANE", &pane)
+            .env("PROMPTGATE_TMUX", "tmux")
+            .env("PROMPTGATE_TMUX_REMOTE", "1")
+            .env("PROMPTGATE_LOG", b.dir.path().join("deliveries.jsonl"))
+            .env("XDG_RUNTIME_DIR", b.dir.path());
+        c.output().unwrap()
+    };
+    assert_eq!(code(&o), 2, "remote launcher: {}", stderr(&o));
+    one_line_error(&o);
     assert!(prompts(&transcript).is_empty(), "typed on the other server");
     assert!(
         std::fs::read_dir(&qdir).map_or(true, |d| d.count() == 0)
