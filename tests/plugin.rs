@@ -1784,7 +1784,7 @@ fn the_watcher_tells_each_short_turn_once_from_the_agents_hooks() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    std::thread::sleep(Duration::from_millis(1000));
     let n = messages(&s).len();
     for i in 0..3 {
         let o = s.pg(&[
@@ -1795,14 +1795,14 @@ fn the_watcher_tells_each_short_turn_once_from_the_agents_hooks() {
             &format!("short turn {i}"),
         ]);
         assert_eq!(o.status.code(), Some(0), "{}", common::stderr(&o));
-        std::thread::sleep(Duration::from_millis(2500));
+        std::thread::sleep(Duration::from_millis(1200));
     }
     let done = |m: &Vec<String>| m.iter().skip(n).filter(|m| m.contains("is done")).count();
     let start = Instant::now();
     while done(&messages(&s)) < 3 && start.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(100));
     }
-    std::thread::sleep(Duration::from_millis(1500));
+    std::thread::sleep(Duration::from_millis(1100));
     let m = messages(&s);
     let _ = w.kill();
     let _ = w.wait();

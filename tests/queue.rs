@@ -526,44 +526,46 @@ fn held_items_stay_with_their_receipt_and_drop_removes_them() {
 fn a_dropped_prompt_is_never_delivered_and_a_held_one_is_not_dropped() {
     let srv = TmuxServer::new(120, 40, &[]);
     let qdir = srv.dir.path().join("queue");
-    let (pane, transcript) = srv.fake("claude", &["--busy-ms", "6000"]);
+    let (pane, transcript) = srv.fake("claude", &["--busy-ms", "2500"]);
     srv.wait_state(&pane, "ready", 10.0);
-    assert_eq!(code(&srv.pg(&["send", "-t", &pane, "first"])), 0);
     let add = |body: &str| {
         let o = queue_cmd(&srv, &qdir, &["add", "-t", &pane, body])
             .output()
             .unwrap();
         String::from_utf8_lossy(&o.stdout).trim().to_string()
     };
+    let watcher = |gate: &str| {
+        queue_cmd(&srv, &qdir, &["run", "--once", "--gate-timeout", gate])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
     // a watcher whose gate waits 30 s holds the item: not dropped, delivered once
+    assert_eq!(code(&srv.pg(&["send", "-t", &pane, "first"])), 0);
     let id = add("held by its watcher");
-    let w = queue_cmd(&srv, &qdir, &["run", "--once", "--gate-timeout", "30"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    let w = watcher("30");
+    std::thread::sleep(Duration::from_millis(500));
     let t = Instant::now();
-    let o = queue_cmd(&srv, &qdir, &["drop", &id]).output().unwrap();
+    let o = queue_cmd(&srv, &qdir, &["drop", &id, "--wait", "0.5"])
+        .output()
+        .unwrap();
     assert_eq!(code(&o), 28, "{}", stderr(&o));
     assert!(stderr(&o).contains("being delivered now"), "{}", stderr(&o));
     assert!(
-        t.elapsed() >= Duration::from_millis(2500),
+        t.elapsed() >= Duration::from_millis(500),
         "drop waited for the claim"
     );
     let w = w.wait_with_output().unwrap();
     assert_eq!(code(&w), 0);
     assert_eq!(prompts(&transcript), vec!["first", "held by its watcher"]);
-    // busy again; a watcher with the default 2 s gate gives its claim up: dropped
+    // busy again; a watcher whose gate gives up after 0.5 s lets its claim go,
+    // and a drop that waits for it drops the prompt: never typed
     srv.wait_state(&pane, "ready", 15.0);
     assert_eq!(code(&srv.pg(&["send", "-t", &pane, "second"])), 0);
     let id = add("dropped before delivery");
-    let w = queue_cmd(&srv, &qdir, &["run", "--once"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    let w = watcher("0.5");
+    std::thread::sleep(Duration::from_millis(200));
     let o = queue_cmd(&srv, &qdir, &["drop", &id]).output().unwrap();
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let _ = w.wait_with_output();

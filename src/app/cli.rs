@@ -575,7 +575,12 @@ pub enum QueueCmd {
         json: bool,
     },
     /// Remove a queued prompt
-    Drop { id: String },
+    Drop {
+        id: String,
+        /// How long to wait for a watcher that is delivering it, then refuse (28) (0 to 3600)
+        #[arg(long, default_value_t = 3.0, value_name = "SECS", value_parser = secs(HOUR), allow_negative_numbers = true)]
+        wait: f64,
+    },
     /// The answers of prompts queued with --ask: a list, or one answer's text (by id or a unique prefix)
     Answer {
         /// One answer's text on stdout (exit 0 when answered, 20 while waiting, the ask exit code when it failed)

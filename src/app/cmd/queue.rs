@@ -26,31 +26,28 @@ pub fn run(server: &Server, profiles: &Profiles, a: QueueArgs) -> Result<i32> {
     match a.cmd {
         QueueCmd::Add(a) => add(server, profiles, &queue::open_dir()?, a),
         QueueCmd::List { json } => list(&dir, json),
-        QueueCmd::Drop { id } => {
+        QueueCmd::Drop { id, wait } => {
             // any unique prefix of the id will do
             let id = queue::resolve_id(&dir, &id)?;
-            drop_item(&dir, &id)
+            drop_item(&dir, &id, crate::app::cli::duration(wait))
         }
         QueueCmd::Answer { id, json } => answer(&dir, id.as_deref(), json),
         QueueCmd::Run(r) => watch(server, profiles, &queue::open_dir()?, r),
     }
 }
 
-/// How long `queue drop` waits for a watcher that holds the item's claim: a
-/// watcher's default `--gate-timeout` (2 s) and a little more.
-const DROP_WAIT: Duration = Duration::from_millis(3000);
-
 /// `queue drop`: remove the item under its claim, so that no watcher holds a
 /// copy it goes on to type. A watcher delivering it now holds the claim: wait
-/// for it a little (its gate gives up after `--gate-timeout`), then refuse (28)
-/// with the item left as it is, rather than say "dropped" and see it typed.
-fn drop_item(dir: &Path, id: &str) -> Result<i32> {
+/// for it up to `wait` (`--wait`, 3 s: a watcher's default `--gate-timeout` of
+/// 2 s and a little more), then refuse (28) with the item left as it is,
+/// rather than say "dropped" and see it typed.
+fn drop_item(dir: &Path, id: &str, wait: Duration) -> Result<i32> {
     let start = Instant::now();
     let _claim = loop {
         if let Some(c) = queue::claim(dir, id)? {
             break c;
         }
-        if start.elapsed() >= DROP_WAIT {
+        if start.elapsed() >= wait {
             return Err(Error::refused(
                 crate::core::error::Refused::Locked,
                 format!("queue item {id} is being delivered now (a watcher holds it); not dropped"),
