@@ -246,17 +246,9 @@ impl Files {
     }
 }
 
-/// A file opened for reading only if it is a regular file and not a symlink;
-/// opened without blocking, so a FIFO is seen for what it is.
+/// [`crate::io::store::open_regular`], `None` for any refusal.
 fn open_regular(p: &Path) -> Option<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(p)
-        .ok()?;
-    f.metadata().ok().filter(|m| m.is_file())?;
-    Some(f)
+    crate::io::store::open_regular(p).ok()
 }
 
 /// One `sh` on the far side, started once per process through the same ssh,

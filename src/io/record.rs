@@ -1159,26 +1159,22 @@ fn read_tail(
             None => Err(format!("{}: could not read it over ssh", path.display())),
         };
     }
+    use crate::io::store::Refusal;
     use std::io::{Read, Seek, SeekFrom};
-    let meta = match std::fs::symlink_metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("{}: {e}", path.display())),
+    let mut f = match crate::io::store::open_regular(path) {
+        Ok(f) => f,
+        Err(Refusal::Missing) => return Ok(Vec::new()),
+        Err(Refusal::NotRegular(w)) if w == "a symlink" => {
+            return Err(format!(
+                "{}: a symbolic link; a record is read only from a regular file",
+                path.display()
+            ))
+        }
+        Err(Refusal::NotRegular(w)) => {
+            return Err(format!("{}: {w}, not a regular file", path.display()))
+        }
+        Err(Refusal::Io(e)) => return Err(format!("{}: {e}", path.display())),
     };
-    if meta.file_type().is_symlink() {
-        return Err(format!(
-            "{}: a symbolic link; a record is read only from a regular file",
-            path.display()
-        ));
-    }
-    if !meta.is_file() {
-        return Err(format!("{}: not a regular file", path.display()));
-    }
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags_nofollow()
-        .open(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     let from = if len < since { 0 } else { since };
     let from = from.max(len.saturating_sub(READ_MAX));
@@ -1189,19 +1185,6 @@ fn read_tail(
         .read_to_end(&mut buf)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(buf)
-}
-
-trait NoFollow {
-    fn custom_flags_nofollow(&mut self) -> &mut Self;
-}
-
-impl NoFollow for std::fs::OpenOptions {
-    /// `O_NOFOLLOW | O_NONBLOCK`: a link swapped in after the check is not
-    /// followed, and a FIFO swapped in does not block the open.
-    fn custom_flags_nofollow(&mut self) -> &mut Self {
-        use std::os::unix::fs::OpenOptionsExt;
-        self.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-    }
 }
 
 /// The lines appended to `path` after byte `since` (complete lines only; the

@@ -170,10 +170,21 @@ pub fn read_regular(
     } else {
         path.to_path_buf()
     };
+    let f = open_regular(&target)?;
+    let mut buf = Vec::new();
+    f.take(limit).read_to_end(&mut buf).map_err(Refusal::Io)?;
+    Ok(buf)
+}
+
+/// Open `path` for reading only if it is a regular file reached without a
+/// symlink: opened `O_NOFOLLOW | O_NONBLOCK` (a link or a FIFO swapped in after
+/// any earlier check is neither followed nor blocks), then checked with
+/// `fstat`. The one way promptgate opens a file it did not write itself.
+pub fn open_regular(path: &Path) -> std::result::Result<File, Refusal> {
     let f = match OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NOCTTY)
-        .open(&target)
+        .open(path)
     {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Refusal::Missing),
@@ -186,9 +197,7 @@ pub fn read_regular(
     if !m.file_type().is_file() {
         return Err(Refusal::NotRegular(kind_of(&m).into()));
     }
-    let mut buf = Vec::new();
-    f.take(limit).read_to_end(&mut buf).map_err(Refusal::Io)?;
-    Ok(buf)
+    Ok(f)
 }
 
 /// Follow `path` through symlinks to the file they name (which may not exist
