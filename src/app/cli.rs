@@ -416,7 +416,7 @@ pub struct HooksArgs {
     #[arg(value_parser = ["install", "uninstall", "status"])]
     pub action: String,
     /// claude, codex or gemini (status: all three when left out)
-    #[arg(value_parser = ["claude", "codex", "gemini"])]
+    #[arg(value_parser = crate::io::hooks::AGENTS)]
     pub agent: Option<String>,
     /// The settings file to change (default: the agent's own, under its HOME)
     #[arg(long, value_name = "FILE")]

@@ -11,7 +11,6 @@
 use crate::core::error::{Error, Result};
 use serde_json::{json, Map, Value};
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// What marks an entry as promptgate's.
@@ -65,6 +64,9 @@ fn env_or_home(var: &str, agent: &str, rel: &str) -> Result<PathBuf> {
         None => Ok(home_for_settings(agent)?.join(rel)),
     }
 }
+
+/// The agents whose hooks promptgate installs (each has its row in [`spec`]).
+pub const AGENTS: [&str; 3] = ["claude", "codex", "gemini"];
 
 pub fn spec(agent: &str, file: Option<&Path>) -> Result<Spec> {
     type Parts = (
@@ -172,7 +174,7 @@ fn is_our_command(c: &str) -> bool {
     let n = w.len();
     n >= 4
         && w[n - 3] == "hook-event"
-        && ["claude", "codex", "gemini"].contains(&w[n - 2])
+        && AGENTS.contains(&w[n - 2])
         && w[n - 1].bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
@@ -359,11 +361,11 @@ pub fn install(s: &Spec, exe: &str) -> Result<String> {
 /// promptgate's goes, a group goes when promptgate made it (nothing else in
 /// it), an event list or `hooks` goes when it is left empty and was not there
 /// before `install` (the backup says). Every other byte stays.
-fn without_entries(s: &Spec, text: &str) -> Result<String> {
+fn without_entries(s: &Spec, text: &str, backup: Option<&[u8]>) -> Result<String> {
     use crate::io::jsonedit::{parse, remove, Kind};
-    // what the file had before install (None: unknown)
-    let before: Option<Map<String, Value>> = read_beside(s, &backup_path(&s.file), "its backup")?
-        .map(|b| serde_json::from_slice::<Map<String, Value>>(&b).unwrap_or_default());
+    // what the file had before install (None: unknown), from its backup's bytes
+    let before: Option<Map<String, Value>> =
+        backup.map(|b| serde_json::from_slice::<Map<String, Value>>(b).unwrap_or_default());
     let had = |ev: Option<&str>| -> bool {
         before.as_ref().is_some_and(|m| match ev {
             None => m.contains_key("hooks"),
@@ -464,7 +466,11 @@ pub fn uninstall(s: &Spec) -> Result<String> {
             }
         }
     } else {
-        let text = without_entries(s, std::str::from_utf8(&raw).unwrap_or_default())?;
+        let text = without_entries(
+            s,
+            std::str::from_utf8(&raw).unwrap_or_default(),
+            before.as_deref(),
+        )?;
         write(&s.file, text.as_bytes())?;
     }
     crate::io::store::remove(&backup, "the settings backup")?;
@@ -557,16 +563,9 @@ pub fn events_since(path: &Path, since: u64) -> Vec<Value> {
 /// next call's `since`; `since` itself when nothing complete was there).
 pub fn events_from(path: &Path, since: u64) -> (Vec<Value>, u64) {
     // a regular file only: a FIFO there never blocks the proof
-    let Ok(mut f) = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
-    else {
+    let Ok(mut f) = crate::io::store::open_regular(path) else {
         return (Vec::new(), since);
     };
-    if !f.metadata().is_ok_and(|m| m.is_file()) {
-        return (Vec::new(), since);
-    }
     if f.seek(SeekFrom::Start(since)).is_err() {
         return (Vec::new(), since);
     }

@@ -8,7 +8,7 @@ pub fn run(a: HooksArgs) -> Result<i32> {
     let exe = std::env::current_exe()?.display().to_string();
     let agents: Vec<&str> = match (&a.agent, a.action.as_str()) {
         (Some(x), _) => vec![x.as_str()],
-        (None, "status") => vec!["claude", "codex", "gemini"],
+        (None, "status") => crate::io::hooks::AGENTS.to_vec(),
         (None, act) => {
             return Err(Error::Usage(format!(
                 "hooks {act}: name the agent (claude, codex or gemini)"
