@@ -172,3 +172,38 @@ fn every_busy_capture_reads_busy_without_its_title() {
     assert!(n >= 100, "only {n} busy captures");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Real captures edited the way other releases, sizes, themes and users draw
+/// them (fixtures/derived/README.md): a todo list between Claude's spinner and
+/// its box, a question wrapped at another width, a light theme's typed text,
+/// a draft in a placeholder's words, a prompt quoting a busy line.
+#[test]
+fn every_derived_screen_is_classified_as_its_manifest_says() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let manifest = std::fs::read_to_string(root.join("derived/manifest.tsv")).unwrap();
+    let profiles = Profiles::builtin();
+    let mut failures = Vec::new();
+    let mut n = 0;
+    for line in manifest.lines().skip(1).filter(|l| !l.trim().is_empty()) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let (file, agent, want) = (cols[0], cols[1], cols[2]);
+        let screen =
+            promptgate::io::capture::load(&root.join(format!("{file}.txt")), None).unwrap();
+        let v = detect(profiles.get(agent).unwrap(), &screen);
+        n += 1;
+        if v.state.to_string() != want {
+            failures.push(format!(
+                "{file}: want {want}, got {} ({})",
+                v.state,
+                v.reason()
+            ));
+        }
+    }
+    assert!(n >= 80, "only {n} derived screens");
+    assert!(
+        failures.is_empty(),
+        "{} of {n} misclassified:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -21,15 +21,17 @@ pub enum Color {
 
 impl Color {
     /// A grey that is neither black nor white: palette 8 ("bright black"), the
-    /// grey ramp 232-252, or an RGB colour with equal parts of middle brightness.
+    /// grey ramp 239-252, or an RGB colour with equal parts of middle brightness.
     /// Agents draw placeholders in such a grey (Gemini CLI: 248).
     pub fn is_grey(self) -> bool {
         match self {
             Color::Default => false,
-            Color::Idx(i) => i == 8 || (232..=252).contains(&i),
+            // 232-238 (#080808-#444444) are near black: a light theme's typed
+            // text under 256 colours (GitHub Light's #24292e is 235), not a grey
+            Color::Idx(i) => i == 8 || (239..=252).contains(&i),
             Color::Rgb(r, g, b) => {
                 let (lo, hi) = (r.min(g).min(b), r.max(g).max(b));
-                hi - lo <= 12 && (56..=212).contains(&hi)
+                hi - lo <= 12 && (72..=212).contains(&hi)
             }
         }
     }

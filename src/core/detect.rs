@@ -346,8 +346,23 @@ fn dialog_or_notice(cx: &mut Ctx, composer: &Option<Composer>) -> Option<Out> {
 /// A busy marker (a spinner, an interrupt hint) where the profile looks for one.
 fn busy(cx: &mut Ctx, composer: &Option<Composer>) -> Option<Out> {
     let s = cx.s;
+    // a box whose placeholder says prompts are queued: the turn they wait for
+    // runs (typed words are the user's, never a marker)
+    if let Some(c) = composer.as_ref().filter(|c| c.empty) {
+        for m in &cx.p.queued {
+            let hit = find_marker_in(m, s, Some((c.row, c.last_row + 1)), false, &[]);
+            cx.check(&m.def.id, hit.is_some(), describe(&hit));
+            if let Some(ev) = hit {
+                return Some((State::Busy, ev, composer.clone()));
+            }
+        }
+    }
+    let echoes = match composer {
+        Some(_) => echo_rows(cx.p, s),
+        None => Vec::new(),
+    };
     for m in &cx.p.busy {
-        let hit = find_marker(m, s, composer.as_ref());
+        let hit = find_marker(m, s, composer.as_ref(), &echoes);
         cx.check(
             &m.def.id,
             hit.is_some(),
@@ -381,7 +396,7 @@ fn in_the_composer(cx: &mut Ctx, c: Composer) -> Out {
 fn without_a_composer(cx: &mut Ctx) -> Out {
     let s = cx.s;
     for m in &cx.p.draft {
-        if let Some(ev) = find_marker(m, s, None) {
+        if let Some(ev) = find_marker(m, s, None, &[]) {
             cx.check(&m.def.id, true, ev.to_string());
             return (State::Draft, ev, None);
         }
@@ -494,19 +509,45 @@ fn find_composer(cx: &mut Ctx) -> Option<Composer> {
                 // How the text is drawn tells a placeholder whose wording no regex
                 // knows (a new release's); the regexes stay a second signal, so a
                 // theme that draws the placeholder in another colour still reads it.
-                let by_style = match drawn_as(
+                let style = drawn_as(
                     cx,
                     (y, text_last),
                     caps.name("text").map(|m| m.start()),
                     clip_col,
-                ) {
+                );
+                let by_style = match &style {
                     Some((by_style, detail)) => {
-                        cx.check("composer.placeholder-style", by_style, detail);
+                        let by_style = *by_style;
+                        cx.check("composer.placeholder-style", by_style, detail.clone());
                         by_style && !paste_placeholder
                     }
                     None => false,
                 };
-                let placeholder = by_text || by_style;
+                // Known wording drawn plain is still the placeholder (a theme may
+                // draw it in another colour), unless the cursor stands right after
+                // it, where typing leaves it: then someone typed those words
+                // (`Summarize recent commits` is also a prompt people type).
+                let typed_words = by_text
+                    && matches!(style, Some((false, _)))
+                    && s.cursor.is_some_and(|(cx_, cy)| {
+                        let last_row = clip(s.row(text_last));
+                        let end = text::width(
+                            last_row.trim_end_matches(|c: char| c.is_whitespace() || c == '\u{a0}'),
+                        );
+                        cy == text_last && cx_ >= end && end > 0
+                    });
+                if by_text {
+                    cx.check(
+                        "composer.placeholder-typed-at-cursor",
+                        typed_words,
+                        if typed_words {
+                            "a placeholder's words, drawn plain, with the cursor right after them: typed"
+                        } else {
+                            "the placeholder's words, where no cursor follows typing"
+                        },
+                    );
+                }
+                let placeholder = (by_text && !typed_words) || by_style;
                 let empty = text.is_empty() || placeholder;
                 cx.check(
                     &id,
@@ -665,24 +706,48 @@ fn geometry(cx: &Ctx, y: usize) -> Result<usize, String> {
 }
 
 /// Search a marker in its region relative to the composer (whole screen without one).
-fn find_marker(m: &Marker, s: &Screen, composer: Option<&Composer>) -> Option<Evidence> {
+/// Rows `skip` marks (the transcript's echoes of the user's own prompts) are
+/// passed over above the composer: a prompt that quotes a busy line is not one.
+fn find_marker(
+    m: &Marker,
+    s: &Screen,
+    composer: Option<&Composer>,
+    skip: &[bool],
+) -> Option<Evidence> {
     let d = &m.def;
     let region = match composer {
         Some(c) if d.above.is_some() || d.below.is_some() => {
             let mut ranges = Vec::new();
             if let Some(a) = d.above {
-                ranges.push((c.row.saturating_sub(a), c.row));
+                ranges.push((above_from(m, s, c.row, a), c.row, skip));
             }
             if let Some(b) = d.below {
-                ranges.push((c.last_row + 1, (c.last_row + 1 + b).min(s.height)));
+                let none: &[bool] = &[];
+                ranges.push((c.last_row + 1, (c.last_row + 1 + b).min(s.height), none));
             }
             return ranges
                 .into_iter()
-                .find_map(|r| find_marker_in(m, s, Some(r), false, &[]));
+                .find_map(|(from, to, skip)| find_marker_in(m, s, Some((from, to)), false, skip));
         }
         _ => None,
     };
     find_marker_in(m, s, region, false, &[])
+}
+
+/// The first row of the `above` rows over row `top`: `n` rows, not counting
+/// the rows the marker's `above_skip` matches (as many of those as there are).
+fn above_from(m: &Marker, s: &Screen, top: usize, n: usize) -> usize {
+    let Some(skip) = &m.skip else {
+        return top.saturating_sub(n);
+    };
+    let (mut y, mut counted) = (top, 0);
+    while y > 0 && counted < n {
+        y -= 1;
+        if !skip.is_match(s.row(y)) {
+            counted += 1;
+        }
+    }
+    y
 }
 
 /// Rows of transcript echoes: a row the profile's `echo` regex matches, and the
@@ -747,6 +812,9 @@ fn find_marker_in(
     if d.cursor_hidden && s.cursor_visible != Some(false) {
         return None;
     }
+    if d.cursor_visible && s.cursor_visible != Some(true) {
+        return None;
+    }
     let (from, to) = region.unwrap_or((0, s.rows.len()));
     // The cursor's row; on a blank row (the new line a draft ends in), the last
     // row of text above it.
@@ -785,6 +853,21 @@ fn find_marker_in(
                 Some(text::width(&row[..hit.start()])),
                 hit.as_str(),
             ));
+        }
+        // the cursor's line, hard-wrapped by the terminal: the rows above it that
+        // fill the width are the same line (a question with a long path whose
+        // `(Y)es/(N)o` was split over two rows)
+        if d.cursor_row && y > 0 {
+            let mut first = y;
+            while first > 0 && y - first < 4 && text::width(s.row(first - 1)) >= s.width {
+                first -= 1;
+            }
+            if first < y {
+                let line: String = (first..=y).map(|r| s.row(r)).collect();
+                if let Some(hit) = m.re.find(&line) {
+                    return Some(Evidence::new(&d.id, Some(first), None, hit.as_str()));
+                }
+            }
         }
     }
     None

@@ -183,6 +183,11 @@ pub struct MarkerDef {
     /// Only rows within this many rows below the composer block count.
     #[serde(default)]
     pub below: Option<usize>,
+    /// With `above`: rows this regex matches do not count toward the `above`
+    /// rows (what an agent draws between its spinner and its box, as many rows as
+    /// it likes: Claude's todo list and queued messages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub above_skip: Option<String>,
     /// The marker must be on the cursor row (or, when the cursor sits on a blank
     /// row, on the row of text right above it: a draft that ends in a new line).
     #[serde(default)]
@@ -192,6 +197,10 @@ pub struct MarkerDef {
     /// while a reply streams, with no prompt row drawn.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cursor_hidden: bool,
+    /// The marker counts only while the app shows its cursor (`cursor_flag` 1):
+    /// a draft's row, never a dialog's (whose apps hide the cursor).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cursor_visible: bool,
     /// Only rows counted from the bottom (`-1` is the last row).
     #[serde(default)]
     pub row: Option<i64>,
@@ -307,6 +316,8 @@ pub struct Profile {
 pub struct Marker {
     pub def: MarkerDef,
     pub re: Regex,
+    /// `above_skip`, compiled.
+    pub skip: Option<Regex>,
 }
 
 impl Profile {
@@ -369,12 +380,17 @@ impl Profile {
                             ))
                         }
                     }
+                    let named = |b: Bad| Bad {
+                        msg: format!("{what} {}: {}", m.id, b.msg),
+                        ..b
+                    };
                     Ok(Marker {
                         def: m.clone(),
-                        re: re(at("regex"), &m.regex).map_err(|b| Bad {
-                            msg: format!("{what} {}: {}", m.id, b.msg),
-                            ..b
-                        })?,
+                        re: re(at("regex"), &m.regex).map_err(named)?,
+                        skip: match &m.above_skip {
+                            Some(r) => Some(re(at("above_skip"), r).map_err(named)?),
+                            None => None,
+                        },
                     })
                 })
                 .collect::<std::result::Result<Vec<_>, _>>()
