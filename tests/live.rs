@@ -802,3 +802,141 @@ fn pastes_never_reach_a_dead_or_missing_pane(
     );
     assert!(srv.tmux(&["has-session", "-t", "=main"]).status.success());
 }
+
+/// Keys to a pane in a window with `synchronize-panes` on reach every pane of
+/// the window (the paste does not, the submit key does): a neighbour shell's
+/// half-typed line would run. A pane with its input off (`select-pane -d`)
+/// drops every key. Both are refused (29) before anything is typed, `--force`
+/// too, and the neighbour's line stays unrun.
+#[test]
+fn keys_that_would_reach_other_panes_or_none_are_never_sent() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (pane, t) = srv.fake("claude", &[]);
+    srv.wait_state(&pane, "ready", 15.0);
+    let marker = srv.dir.path().join("the-neighbour-ran");
+    let shell = srv
+        .tmux_out(&[
+            "split-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            &pane,
+            "sh",
+        ])
+        .trim()
+        .to_string();
+    std::thread::sleep(Duration::from_millis(300));
+    let line = format!("touch '{}'", marker.display());
+    srv.tmux(&["send-keys", "-t", &shell, "-l", &line]);
+    srv.tmux(&["set-window-option", "-t", &pane, "synchronize-panes", "on"]);
+    for extra in [&[][..], &["--force"][..]] {
+        let mut args = vec!["send", "-t", &pane];
+        args.extend_from_slice(extra);
+        args.push("hello synced window");
+        let o = srv.pg(&args);
+        assert_eq!(code(&o), 29, "{extra:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+        assert!(stderr(&o).contains("synchronize-panes"), "{}", stderr(&o));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!marker.exists(), "the neighbour's shell line ran");
+    assert!(prompts(&t).is_empty(), "typed: {:?}", prompts(&t));
+    srv.tmux(&["set-window-option", "-t", &pane, "synchronize-panes", "off"]);
+    srv.tmux(&["select-pane", "-d", "-t", &pane]);
+    let o = srv.pg(&["send", "-t", &pane, "into a pane that takes no input"]);
+    assert_eq!(code(&o), 29, "{}", stderr(&o));
+    assert!(stderr(&o).contains("input is off"), "{}", stderr(&o));
+    srv.tmux(&["select-pane", "-e", "-t", &pane]);
+    let o = srv.pg(&["send", "-t", &pane, "once keys reach it alone"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(prompts(&t), vec!["once keys reach it alone"]);
+    assert!(!marker.exists(), "the neighbour's shell line ran");
+}
+
+/// An agent started from a shell that exits between the paste and the submit
+/// key (a crash, a kill, its own `/exit`) leaves the shell in front, holding
+/// the body as its command line: the submit key is not pressed (27), so the
+/// shell never runs it. A tmux hook kills the agent right after promptgate
+/// loads its buffer, the moment between the gate's look and the paste.
+#[test]
+fn an_agent_that_exits_before_the_submit_never_gets_its_shell_an_enter() {
+    let srv = TmuxServer::new(120, 30, &[]);
+    let pane = srv.window(&["env", "PS1=sh$ ", "bash", "--norc", "--noprofile", "-i"]);
+    std::thread::sleep(Duration::from_millis(400));
+    let (t, home) = (srv.dir.path().join("t.jsonl"), srv.dir.path().join("home"));
+    let start = format!(
+        "HOME='{}' '{}' fake-agent --like claude --records --transcript '{}'",
+        home.display(),
+        bin().display(),
+        t.display()
+    );
+    let shell_pid = srv.tmux_out(&["display", "-p", "-t", &pane, "#{pane_pid}"]);
+    let marker = srv.dir.path().join("the-shell-ran-it");
+    let body = format!("touch '{}'", marker.display());
+    for extra in [&[][..], &["--no-verify"][..]] {
+        // the agent, started from the shell, and killed once promptgate loads its buffer
+        srv.tmux(&["send-keys", "-t", &pane, "-l", &start]);
+        srv.tmux(&["send-keys", "-t", &pane, "Enter"]);
+        srv.wait_state(&pane, "ready", 15.0);
+        let children =
+            std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", shell_pid.trim()))
+                .unwrap();
+        let agent: u32 = children.split_whitespace().next().unwrap().parse().unwrap();
+        srv.tmux(&[
+            "set-hook",
+            "-g",
+            "after-load-buffer",
+            &format!("run-shell 'kill -KILL {agent}'"),
+        ]);
+        let mut c = srv.pg_cmd(&["send", "-t", &pane]);
+        c.args(extra).arg(&body).env("PROMPTGATE_CONTROL", "off");
+        let o = c.output().unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(!marker.exists(), "{extra:?}: the shell ran the body");
+        assert!([25, 27].contains(&code(&o)), "{extra:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+        srv.tmux(&["set-hook", "-gu", "after-load-buffer"]);
+        // the body left on the shell's line goes, unrun
+        srv.tmux(&["send-keys", "-t", &pane, "C-u"]);
+    }
+    assert!(prompts(&t).is_empty(), "{:?}", prompts(&t));
+}
+
+/// Two senders whose environments name different lock directories
+/// (`XDG_RUNTIME_DIR`) still take one lock per pane (beside the tmux socket):
+/// both waiting on one busy agent, their bodies arrive one after the other,
+/// never joined into one prompt.
+#[test]
+fn two_senders_with_different_runtime_dirs_take_turns() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (pane, t) = srv.fake("claude", &["--busy-ms", "1500"]);
+    srv.wait_state(&pane, "ready", 15.0);
+    assert_eq!(code(&srv.pg(&["send", "-t", &pane, "warm-up"])), 0);
+    let senders: Vec<_> = ["AAAA first sender body", "BBBB second sender body"]
+        .iter()
+        .enumerate()
+        .map(|(i, body)| {
+            let xdg = srv.dir.path().join(format!("xdg{i}"));
+            std::fs::create_dir_all(&xdg).unwrap();
+            srv.pg_cmd(&["send", "--wait-busy", "-t", &pane, body])
+                .env("XDG_RUNTIME_DIR", &xdg)
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut s in senders {
+        assert!(s.wait().unwrap().success());
+    }
+    let mut got = prompts(&t);
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            "AAAA first sender body",
+            "BBBB second sender body",
+            "warm-up"
+        ]
+    );
+}

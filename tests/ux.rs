@@ -96,19 +96,16 @@ fn a_send_waiting_for_another_senders_lock_says_so_on_a_terminal() {
         .unwrap();
     // until it holds it: a fixed 300 ms was not enough on a loaded machine (the
     // second sender then took the lock first and waited on the busy agent)
-    let locks = srv.dir.path().join("promptgate");
+    // (beside the server's socket, where every sender to it locks)
+    let socket = srv.tmux_out(&["display", "-p", "#{socket_path}"]);
+    let socket = std::fs::canonicalize(socket.trim()).unwrap();
+    let lock = promptgate::io::lock::pane_lock_path(socket.to_str().unwrap(), &pane);
     let t0 = std::time::Instant::now();
-    while !std::fs::read_dir(&locks)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.path().extension().is_some_and(|x| x == "lock"))
-        .any(|e| {
-            matches!(
-                promptgate::io::store::FileLock::try_take(&e.path(), false),
-                Ok(None)
-            )
-        })
+    while !(lock.exists()
+        && matches!(
+            promptgate::io::store::FileLock::try_take(&lock, false),
+            Ok(None)
+        ))
     {
         assert!(
             t0.elapsed() < Duration::from_secs(20),

@@ -948,6 +948,10 @@ mod tests {
             not_ready(&State::Draft, "x", false).exit_code(),
             code::REFUSED_DRAFT
         );
+        assert_eq!(
+            Error::refused(crate::core::error::Refused::KeysAstray, "x").exit_code(),
+            code::REFUSED_KEYS_ASTRAY
+        );
     }
     use crate::core::profile::Profiles;
 

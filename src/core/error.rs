@@ -26,6 +26,7 @@ pub mod code {
     pub const REFUSED_DRAFT: i32 = 26;
     pub const PANE_CHANGED: i32 = 27;
     pub const LOCKED: i32 = 28;
+    pub const REFUSED_KEYS_ASTRAY: i32 = 29;
     pub const DELIVERY_FAILED: i32 = 30;
     pub const RECEIPT_QUEUED: i32 = 31;
     pub const RECEIPT_STRANDED: i32 = 32;
@@ -106,6 +107,9 @@ pub enum Refused {
     NotAgent,
     Exited,
     Draft,
+    /// Keys would not reach this pane alone: its input is off, or its window
+    /// has `synchronize-panes` on.
+    KeysAstray,
     /// The pane went away after the submit key (the delivery failed).
     Gone,
     /// Another watcher holds the queue.
@@ -122,6 +126,7 @@ impl Refused {
             Refused::NotAgent => code::REFUSED_NOT_AGENT,
             Refused::Exited => code::REFUSED_EXITED,
             Refused::Draft => code::REFUSED_DRAFT,
+            Refused::KeysAstray => code::REFUSED_KEYS_ASTRAY,
             Refused::Gone => code::DELIVERY_FAILED,
             Refused::Locked => code::LOCKED,
         }
@@ -233,6 +238,9 @@ pub fn notice(
         code::REFUSED_EXITED => format!("{who} has exited, nothing sent"),
         code::REFUSED_DRAFT => format!("{who} has a draft in its composer, nothing sent"),
         code::LOCKED => format!("{who} is being sent to by someone else, nothing sent"),
+        code::REFUSED_KEYS_ASTRAY => {
+            format!("{who}: keys would not reach it alone (synchronize-panes or input off), nothing sent")
+        }
         code::RECEIPT_QUEUED => {
             format!("sent to {pane} ({named}), queued behind the current turn")
         }

@@ -19,6 +19,13 @@ pub struct Screen {
     pub height: usize,
     pub in_mode: bool,
     pub dead: bool,
+    /// Keys sent to this pane would not go to it alone: its input is off
+    /// (`select-pane -d`: tmux drops them) or its window has
+    /// `synchronize-panes` on (a key reaches every pane of the window: the
+    /// submit key would run a neighbour's half-typed shell line). Which one, in
+    /// words; `None` when keys go to this pane alone (or not read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys_astray: Option<String>,
     pub alternate_on: bool,
     /// `pane_current_command`, normalised (no path, no arguments); `None` when not recorded.
     pub command: Option<String>,

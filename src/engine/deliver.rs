@@ -95,6 +95,14 @@ pub struct Typed {
 /// foreground is not an agent ([`crate::core::identify::typable`]) gets nothing,
 /// with exit 24. Only `send --to-any-process` skips it.
 pub fn may_type(profiles: &Profiles, pane: &str, s: &Screen, opts: &SendOpts) -> Result<()> {
+    // whatever runs there, and --force or not: the keys would go elsewhere too
+    // (every pane of a synchronized window) or nowhere
+    if let Some(why) = &s.keys_astray {
+        return Err(Error::refused(
+            Refused::KeysAstray,
+            format!("refused: keys to pane {pane} would not reach it alone, nothing typed: {why}"),
+        ));
+    }
     if opts.to_any_process {
         return Ok(());
     }
@@ -1093,6 +1101,17 @@ impl Job<'_> {
         let mut held_back = 0;
         let mut announced = false;
         loop {
+            // the agent still in front: one that exited since the paste left a
+            // shell there, which would run the body as a command
+            if let Err(e) = may_type(profiles, pane, &before, a) {
+                return Err(Error::PaneChanged(
+                    pane.to_string(),
+                    format!(
+                        "in the moment before the submit: {}; the body is typed but not submitted",
+                        e.to_string().replace(", nothing typed", "")
+                    ),
+                ));
+            }
             let vb = detect(profile, &before);
             if let State::Dialog(_) = vb.state {
                 if a.gate.wait_dialog && held_back <= MAX_HELD_BACK {

@@ -84,6 +84,35 @@ fn lock_dir_and_source() -> (PathBuf, &'static str) {
     )
 }
 
+/// Where the locks of `server`'s panes live: beside a local server's socket
+/// when that is in a directory only this user may use (tmux's own
+/// `/tmp/tmux-UID`), so that every sender to that server takes the same lock
+/// whatever its environment (`XDG_RUNTIME_DIR`, `TMPDIR`); else [`lock_dir`].
+fn pane_lock_dir(server: &str) -> (PathBuf, &'static str) {
+    use std::os::unix::fs::MetadataExt;
+    let sock = std::path::Path::new(server);
+    if let Some(parent) = sock.parent().filter(|_| sock.is_absolute()) {
+        let me = unsafe { libc::geteuid() };
+        if std::fs::symlink_metadata(parent)
+            .is_ok_and(|m| m.is_dir() && m.uid() == me && m.mode() & 0o077 == 0)
+        {
+            return (
+                parent.join(".promptgate-locks"),
+                "the lock directory (beside the tmux socket)",
+            );
+        }
+    }
+    lock_dir_and_source()
+}
+
+/// The file that locks `pane` on `server` (`server`: the canonical socket path
+/// of a local server), where [`PaneLock::acquire`] takes it.
+pub fn pane_lock_path(server: &str, pane: &str) -> PathBuf {
+    pane_lock_dir(server)
+        .0
+        .join(format!("{}.lock", key(server, pane)))
+}
+
 fn key(server: &str, pane: &str) -> String {
     // FNV-1a: stable across runs and builds (unlike DefaultHasher).
     let mut h: u64 = 0xcbf29ce484222325;
@@ -112,7 +141,7 @@ impl PaneLock {
         timeout: Duration,
         waiting: &mut dyn FnMut(),
     ) -> Result<PaneLock> {
-        let (dir, what) = lock_dir_and_source();
+        let (dir, what) = pane_lock_dir(server);
         let dir = crate::io::store::private_dir(&dir, what)?;
         let path = dir.join(format!("{}.lock", key(server, pane)));
         let start = Instant::now();

@@ -240,11 +240,12 @@ impl Guard {
     /// The guard for a screen; `None` when the read had no cursor.
     pub fn of(s: &Screen) -> Option<Guard> {
         let (x, y) = s.cursor?;
+        // keys reach this pane alone: its input on, its window not synchronized
         let mut format = String::from(
-            "#{pane_dead}/#{pane_in_mode}/#{pane_width}x#{pane_height}/#{alternate_on}/#{cursor_x}.#{cursor_y}",
+            "#{pane_dead}/#{pane_in_mode}#{pane_input_off}#{synchronize-panes}/#{pane_width}x#{pane_height}/#{alternate_on}/#{cursor_x}.#{cursor_y}",
         );
         let mut expect = format!(
-            "0/0/{}x{}/{}/{x}.{y}",
+            "0/000/{}x{}/{}/{x}.{y}",
             s.width, s.height, s.alternate_on as u8
         );
         if let Some(v) = s.cursor_visible {
@@ -440,7 +441,19 @@ pub fn message_literal(s: &str) -> String {
 /// format with no pane when its target is gone (a pane closed between two calls,
 /// a session that does not exist), and tmux 3.2a's server dies expanding
 /// `#{window_activity}` without a window (a segfault: every session lost).
-pub(crate) const READ_FORMAT: &str = "#{version}\t#{pane_id}\t#{cursor_x}\t#{cursor_y}\t#{cursor_flag}\t#{pane_width}\t#{pane_height}\t#{pane_in_mode}\t#{pane_dead}\t#{alternate_on}\t#{pane_pid}\t#{?window_id,#{window_activity},}\t%s\t#{pane_last_output_time}\t#{bracket_paste_flag}\t#{pane_current_command}\t#{pane_title}";
+pub(crate) const READ_FORMAT: &str = "#{version}\t#{pane_id}\t#{cursor_x}\t#{cursor_y}\t#{cursor_flag}\t#{pane_width}\t#{pane_height}\t#{pane_in_mode}\t#{pane_dead}\t#{alternate_on}\t#{pane_pid}\t#{?window_id,#{window_activity},}\t%s\t#{pane_last_output_time}\t#{bracket_paste_flag}\t#{?window_id,#{synchronize-panes}#{pane_input_off},}\t#{pane_current_command}\t#{pane_title}";
+
+/// `#{synchronize-panes}#{pane_input_off}` (`00` when keys go to the pane alone).
+fn keys_astray(f: &str) -> Option<String> {
+    let b = f.as_bytes();
+    if b.first() == Some(&b'1') {
+        Some("its window has synchronize-panes on: every key would also reach the window's other panes (a shell there would run its line)".into())
+    } else if b.get(1) == Some(&b'1') {
+        Some("its input is off (select-pane -d): tmux would drop every key".into())
+    } else {
+        None
+    }
+}
 
 /// Build a Screen from the output of `display -p READ_FORMAT` + `capture-pane -p`.
 /// `issued_ms`: when the read was asked for, by this machine's clock, if the
@@ -452,7 +465,7 @@ pub(crate) fn parse_read(
     now_ms: u128,
 ) -> Result<Screen> {
     let (head, grid) = out.split_once('\n').unwrap_or((out, ""));
-    let Some((release, f)) = split_fields(head, 16).filter(|(_, f)| !f[0].is_empty()) else {
+    let Some((release, f)) = split_fields(head, 17).filter(|(_, f)| !f[0].is_empty()) else {
         return Err(Error::NoPane(pane.to_string()));
     };
     let n = |s: &str| s.parse::<usize>().ok();
@@ -479,8 +492,9 @@ pub(crate) fn parse_read(
             "0" => Some(false),
             _ => None,
         },
-        command: Some(normalise_command(&f[14])).filter(|c| !c.is_empty()),
-        title: Some(f[15].trim_end().to_string()),
+        keys_astray: keys_astray(&f[14]),
+        command: Some(normalise_command(&f[15])).filter(|c| !c.is_empty()),
+        title: Some(f[16].trim_end().to_string()),
         tmux_version: Some(release.name),
         taken_at_ms: now_ms,
         ..Screen::default()
@@ -625,7 +639,7 @@ mod tests {
     #[test]
     fn batched_reads_split_per_pane() {
         let head = |p: &str| {
-            format!("{READ_MARK}3.3a\t{p}\t0\t0\t1\t10\t2\t0\t0\t0\t9\t100\t105\t\t\tbash\tt\n")
+            format!("{READ_MARK}3.3a\t{p}\t0\t0\t1\t10\t2\t0\t0\t0\t9\t100\t105\t\t\t00\tbash\tt\n")
         };
         let out = format!("{}a\nb\n{}c\n", head("%1"), head("%2"));
         let panes = vec!["%1".to_string(), "%2".to_string()];
@@ -644,6 +658,15 @@ mod tests {
         // a clock that disagrees with the server's is not used
         assert_eq!(quiet_ms("100", "101", Some(109_000)), None);
         assert!(parse_read_many(&panes[..1], &out, None, 0).is_none());
+        // keys that would reach other panes (synchronize-panes), or none (input off)
+        let astray = |f: &str| {
+            let out = format!("3.3a\t%1\t0\t0\t1\t10\t2\t0\t0\t0\t9\t\t\t\t\t{f}\tbash\tt\n");
+            parse_read("%1", &out, None, 0).unwrap().keys_astray
+        };
+        assert_eq!(astray("00"), None);
+        assert!(astray("10").unwrap().contains("synchronize-panes"));
+        assert!(astray("01").unwrap().contains("input is off"));
+        assert!(astray("11").unwrap().contains("synchronize-panes"));
         let locs = parse_locs("3.3a\t%3\t$1\tmain\t2\t0\t42\t0\tagents\tclaude\t/w\tx\nbad\n");
         assert_eq!(locs.len(), 1);
         assert_eq!(locs[0].target(), "main:2.0");
@@ -654,14 +677,14 @@ mod tests {
 
     #[test]
     fn a_guard_is_what_the_look_saw() {
-        let out = "3.3a\t%1\t2\t3\t1\t80\t24\t0\t0\t1\t42\t\t\t\t\tnode\tt\nrow\n";
+        let out = "3.3a\t%1\t2\t3\t1\t80\t24\t0\t0\t1\t42\t\t\t\t\t00\tnode\tt\nrow\n";
         let s = parse_read("%1", out, None, 0).unwrap();
         let g = Guard::of(&s).unwrap();
         assert_eq!(
             g.format(),
-            "#{pane_dead}/#{pane_in_mode}/#{pane_width}x#{pane_height}/#{alternate_on}/#{cursor_x}.#{cursor_y}/#{cursor_flag}/#{pane_pid}"
+            "#{pane_dead}/#{pane_in_mode}#{pane_input_off}#{synchronize-panes}/#{pane_width}x#{pane_height}/#{alternate_on}/#{cursor_x}.#{cursor_y}/#{cursor_flag}/#{pane_pid}"
         );
-        assert_eq!(g.expected(), "0/0/80x24/1/2.3/1/42");
+        assert_eq!(g.expected(), "0/000/80x24/1/2.3/1/42");
         // no cursor, no guard
         let none = Screen {
             cursor: None,
@@ -711,7 +734,7 @@ mod tests {
 
     #[test]
     fn parses_a_read() {
-        let out = "3.3a\t%1\t2\t3\t1\t80\t4\t0\t0\t1\t42\t1000\t1000\t\t\t/usr/bin/node\tt %s \tx  \nrow0\nrow1  \n";
+        let out = "3.3a\t%1\t2\t3\t1\t80\t4\t0\t0\t1\t42\t1000\t1000\t\t\t00\t/usr/bin/node\tt %s \tx  \nrow0\nrow1  \n";
         let s = parse_read("%1", out, None, 7).unwrap();
         assert_eq!(s.cursor, Some((2, 3)));
         assert_eq!(s.rows, vec!["row0", "row1", "", ""]);
@@ -723,14 +746,15 @@ mod tests {
         assert_eq!(s.quiet_ms, None);
         // tmux 3.8: the pane's own last output, not its window's (a busy
         // neighbour in the window moved window_activity to 1000)
-        let out = "next-3.8\t%1\t2\t3\t1\t80\t4\t0\t0\t1\t42\t1000\t1000\t996\t\tnode\tt\nrow0\n";
+        let out =
+            "next-3.8\t%1\t2\t3\t1\t80\t4\t0\t0\t1\t42\t1000\t1000\t996\t\t00\tnode\tt\nrow0\n";
         assert_eq!(parse_read("%1", out, None, 7).unwrap().quiet_ms, Some(3000));
         // no output yet from this pane (empty, or 0): the window's
         let out = out.replace("\t996\t", "\t0\t");
         assert_eq!(parse_read("%1", &out, None, 7).unwrap().quiet_ms, None);
         assert!(parse_read("%1", "\n", None, 0).is_err());
         // a NO-BREAK SPACE is content (Claude's input box), not trailing blank
-        let out = "3.3a\t%1\t2\t0\t0\t10\t1\t0\t0\t0\t1\t\t\t\t\tclaude\t\n\u{276f}\u{a0}  \n";
+        let out = "3.3a\t%1\t2\t0\t0\t10\t1\t0\t0\t0\t1\t\t\t\t\t00\tclaude\t\n\u{276f}\u{a0}  \n";
         assert_eq!(
             parse_read("%1", out, None, 0).unwrap().rows,
             vec!["\u{276f}\u{a0}"]
