@@ -400,6 +400,14 @@ fn no_verify_returns_after_the_submit_without_waiting_for_the_record() {
     let r = receipt(&o);
     assert_eq!(code(&o), 0, "{} {r}", stderr(&o));
     assert_eq!(r["evidence"]["rule"], "verify.skipped", "{r}");
+    // pressed, not proven: never called `consumed`
+    assert_eq!(r["receipt"], "submitted", "{r}");
+    assert!(
+        r["notice"]
+            .as_str()
+            .is_some_and(|n| n.contains("not verified")),
+        "{r}"
+    );
     assert_eq!(r["proof"]["source"], "screen", "{r}");
     assert_eq!(r["proof"]["why"], "not looked for (--no-verify)", "{r}");
     assert_eq!(r["timings"]["verify_ms"], 0, "{r}");

@@ -312,7 +312,7 @@ pub struct SendArgs {
     /// Seconds to watch for the receipt after the submit key (0 to 3600)
     #[arg(long, default_value_t = 10.0, value_name = "SECS", value_parser = secs(HOUR), allow_negative_numbers = true)]
     pub verify_timeout: f64,
-    /// Do not watch for a receipt nor read the agent's record (exit 0 once the submit key is sent)
+    /// Do not watch for a receipt nor read the agent's record: exit 0 once the submit key is sent, with the receipt `submitted` (never `consumed`: nothing was proven)
     #[arg(long)]
     pub no_verify: bool,
     /// Seconds to wait for another sender to this pane to finish (0 to 86400)

@@ -451,7 +451,9 @@ pub fn fleet_code(runs: &[HostRun], rows: &[Value]) -> i32 {
 
 fn consumed(rows: &[Value]) -> usize {
     rows.iter()
-        .filter(|r| r["exit_code"] == 0 && r["receipt"] == "consumed")
+        .filter(|r| {
+            r["exit_code"] == 0 && (r["receipt"] == "consumed" || r["receipt"] == "submitted")
+        })
         .count()
 }
 

@@ -19,6 +19,9 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "kebab-case")]
 pub enum ReceiptKind {
     Consumed,
+    /// `--no-verify`: the submit key was pressed, and nothing was looked for
+    /// after it (exit 0, like `consumed`, but never called proven).
+    Submitted,
     Queued,
     Stranded,
     Refused,
@@ -38,6 +41,7 @@ impl ReceiptKind {
     pub fn as_str(self) -> &'static str {
         match self {
             ReceiptKind::Consumed => "consumed",
+            ReceiptKind::Submitted => "submitted",
             ReceiptKind::Queued => "queued",
             ReceiptKind::Stranded => "stranded",
             ReceiptKind::Refused => "refused",
@@ -304,10 +308,10 @@ fn as_string<S: serde::Serializer>(s: &State, ser: S) -> std::result::Result<S::
     ser.serialize_str(&s.to_string())
 }
 
-/// The exit code of a receipt: 0 for `consumed`.
+/// The exit code of a receipt: 0 for `consumed` (and `submitted`, `--no-verify`).
 pub fn receipt_code(r: &ReceiptKind) -> i32 {
     match r {
-        ReceiptKind::Consumed => 0,
+        ReceiptKind::Consumed | ReceiptKind::Submitted => 0,
         ReceiptKind::Queued => code::RECEIPT_QUEUED,
         ReceiptKind::Stranded => code::RECEIPT_STRANDED,
         ReceiptKind::Refused => code::RECEIPT_REFUSED,

@@ -1170,7 +1170,7 @@ impl Job<'_> {
         }
         if a.no_verify {
             let j = Judgement {
-                receipt: ReceiptKind::Consumed,
+                receipt: ReceiptKind::Submitted,
                 evidence: crate::core::detect::Evidence {
                     rule: "verify.skipped".into(),
                     ..Default::default()

@@ -169,14 +169,23 @@ fn finish(rec: &Receipt, json: bool, sink: &mut dyn Sink) -> Result<()> {
         let total = rec.timings.as_ref().map(|t| t.total_ms);
         let state = Some(rec.gate.state.as_str());
         if let Some(n) = notice(&rec.pane, Some(&rec.agent), state, rec.exit_code, total) {
-            v["notice"] = n.into();
+            v["notice"] = match rec.receipt {
+                // --no-verify: the key was pressed; nothing proves it was taken
+                ReceiptKind::Submitted => format!(
+                    "sent to {} ({}), submitted, not verified (--no-verify)",
+                    rec.pane, rec.agent
+                )
+                .into(),
+                _ => n.into(),
+            };
         }
         super::out_json(&v)?;
-    } else if rec.receipt == ReceiptKind::Consumed {
+    } else if matches!(rec.receipt, ReceiptKind::Consumed | ReceiptKind::Submitted) {
         out(&format!(
-            "{}\t{}\tconsumed\t{} bytes, {}, gate {} ms{}",
+            "{}\t{}\t{}\t{} bytes, {}, gate {} ms{}",
             rec.pane,
             rec.agent,
+            rec.receipt.as_str(),
             rec.bytes_out,
             rec.framing,
             rec.gate.waited_ms,
