@@ -940,3 +940,26 @@ fn two_senders_with_different_runtime_dirs_take_turns() {
         ]
     );
 }
+
+/// Claude and Gemini read `\` + Enter as a new line and drop the `\` (the fake
+/// ones do too): a body ending in `\` is sent with a space after it, so its one
+/// Enter submits it whole; the receipt names the change.
+#[test]
+fn a_body_ending_in_a_backslash_is_submitted_whole() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    for like in ["claude", "gemini"] {
+        let (pane, t) = srv.fake(like, &[]);
+        srv.wait_state(&pane, "ready", 15.0);
+        let o = srv.pg(&["send", "--json", "-t", &pane, "the path is C:\\work\\dir\\"]);
+        let r = receipt(&o);
+        assert_eq!(code(&o), 0, "{like}: {r}");
+        assert_eq!(r["resubmits"], 0, "{like}: {r}");
+        assert!(
+            r["changes"]
+                .to_string()
+                .contains("a space after the last backslash"),
+            "{like}: {r}"
+        );
+        assert_eq!(prompts(&t), vec!["the path is C:\\work\\dir\\ "], "{like}");
+    }
+}

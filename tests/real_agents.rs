@@ -827,6 +827,11 @@ fn ready_run(name: &'static str, w: u16, h: u16) {
             "3 lines",
             format!("three lines for {tag}\nsecond line:\tafter a tab\nthird line, the last one"),
         ),
+        // Claude and Gemini read `\` + Enter as a new line: the planner adds a space
+        (
+            "ends in a backslash",
+            format!("a Windows path for {tag}: C:\\work\\dir\\"),
+        ),
         ("5 KB", lines_body(&format!("{tag}-5k"), 5 * 1024)),
         ("20 KB", lines_body(&format!("{tag}-20k"), 20 * 1024)),
         ("100 KB", lines_body(&format!("{tag}-100k"), 100 * 1024)),
@@ -1802,6 +1807,10 @@ fn offline_ready_run(
         (
             "3 lines",
             format!("three lines for {tag}\nsecond line:\tafter a tab\nthird line, the last one"),
+        ),
+        (
+            "ends in a backslash",
+            format!("a Windows path for {tag}: C:\\work\\dir\\"),
         ),
         ("5 KB", lines_body(&format!("{tag}-5k"), 5 * 1024)),
         ("20 KB", lines_body(&format!("{tag}-20k"), 20 * 1024)),

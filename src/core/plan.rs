@@ -147,6 +147,8 @@ const CH_CR: &str = "CRLF/CR -> LF";
 const CH_C0: &str = "removed control byte";
 const CH_C1: &str = "removed C1 control character";
 const CH_TRIM: &str = "trimmed trailing newline";
+const CH_BACKSLASH: &str =
+    "a space after the last backslash (this agent reads backslash-Enter as a new line)";
 
 /// Make `raw` safe to type; see the module docs for the rules.
 pub fn sanitise(raw: &[u8]) -> Result<(String, Vec<Change>)> {
@@ -281,7 +283,17 @@ pub fn plan(raw: &[u8], cap: &Capability) -> Result<Plan> {
 
 /// [`plan`] for a body sanitised already.
 pub fn plan_body(b: &Body, cap: &Capability) -> Result<Plan> {
-    let (body, changes) = (b.text.clone(), b.changes.clone());
+    let (mut body, mut changes) = (b.text.clone(), b.changes.clone());
+    // `\` + Enter is a new line in this agent (the `\` dropped), not a submit:
+    // the body would stay in the composer, and the next Enter send it without
+    // its last `\`
+    if cap.backslash_enter_newline && body.ends_with('\\') {
+        body.push(' ');
+        changes.push(Change {
+            what: CH_BACKSLASH.to_string(),
+            count: 1,
+        });
+    }
     let multi_line = body.contains('\n');
     let paste = cap.bracketed_paste && (multi_line || body.len() >= cap.paste_min_bytes);
 
@@ -430,6 +442,26 @@ mod tests {
 
     fn body(raw: &[u8]) -> String {
         sanitise(raw).unwrap().0
+    }
+
+    /// Where `\` + Enter is a new line (Claude, Gemini, Qwen, Copilot), a body
+    /// ending in `\` (after its trailing newlines go) gets a space, and says so;
+    /// elsewhere, and a `\` inside the body, nothing changes.
+    #[test]
+    fn a_last_backslash_gets_a_space_where_backslash_enter_is_a_new_line() {
+        for agent in ["claude", "gemini", "qwen", "copilot"] {
+            let p = plan(b"C:\\dir\\\n\n", &cap(agent)).unwrap();
+            assert_eq!(p.body, "C:\\dir\\ ", "{agent}");
+            assert_eq!(count(&p.changes, CH_BACKSLASH), 1, "{agent}");
+            let p = plan(b"a \\ in the middle", &cap(agent)).unwrap();
+            assert_eq!(p.body, "a \\ in the middle", "{agent}");
+            assert!(p.changes.is_empty(), "{agent}");
+        }
+        for agent in ["codex", "opencode", "kilo", "aider", "auggie"] {
+            let p = plan(b"C:\\dir\\", &cap(agent)).unwrap();
+            assert_eq!(p.body, "C:\\dir\\", "{agent}");
+            assert!(p.changes.is_empty(), "{agent}");
+        }
     }
 
     fn count(changes: &[Change], what: &str) -> usize {

@@ -669,6 +669,12 @@ impl App {
                     .enter_is_newline(now, self.args.fault_paste_burst_ms)
                 {
                     self.composer.push_char('\n');
+                } else if matches!(self.like, Like::Claude | Like::Gemini)
+                    && self.composer.text().ends_with('\\')
+                {
+                    // as the real ones: `\` + Enter is a new line, the `\` dropped
+                    self.composer.backspace();
+                    self.composer.push_char('\n');
                 } else {
                     self.submit(now);
                 }

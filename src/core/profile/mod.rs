@@ -245,6 +245,11 @@ pub struct Capability {
     /// Keys that clear a draft from the composer (`--replace-draft`).
     #[serde(default)]
     pub clear_keys: Vec<String>,
+    /// The agent reads a `\` right before the Enter as "a new line here" and
+    /// drops the `\` (Claude Code, Gemini CLI and its fork Qwen Code): a body
+    /// that ends in `\` gets a space after it, so its Enter submits it whole.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub backslash_enter_newline: bool,
     /// After a start-up (the gate saw the agent blank, loading or in a first-run
     /// dialog), the ready screen must hold still this long before anything is typed.
     #[serde(default = "startup_settle")]
