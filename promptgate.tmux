@@ -22,13 +22,22 @@ pg_find_bin
 pg_cargo() {
 	command -v cargo >/dev/null 2>&1 || [ -x "${CARGO_HOME:-$HOME/.cargo}/bin/cargo" ]
 }
+# A build that failed is not started again on each load (a marker says so, and
+# the keys say where its log is); the install key runs it again, and a build
+# that goes well removes the marker.
+log="$PG_DIR/target/promptgate-install.log"
+failed="$PG_DIR/target/promptgate-build-failed"
+if [ -z "$PG_BIN" ] && [ -e "$failed" ]; then
+	PG_PROBLEM="promptgate: the first-load build failed; log: $log. $(pg_key_name install) builds it again"
+fi
 if [ -z "$PG_BIN" ] && [ -z "${PG_bin:-}" ] && [ "$PG_build_on_load" = on ] &&
 	[ -f "$PG_DIR/scripts/install.sh" ] && [ ! -e "$PG_DIR/target/release/promptgate" ] &&
-	pg_cargo && mkdir -p "$PG_DIR/target" 2>/dev/null &&
+	[ ! -e "$failed" ] && pg_cargo && mkdir -p "$PG_DIR/target" 2>/dev/null &&
 	mkdir "$PG_DIR/target/promptgate-building" 2>/dev/null; then
-	log="$PG_DIR/target/promptgate-install.log"
 	PG_PROBLEM="promptgate: building the binary (first load, a few minutes); log: $log"
-	build="bash $(pg_sh_quote "$PG_DIR/scripts/install.sh") >$(pg_sh_quote "$log") 2>&1; rmdir $(pg_sh_quote "$PG_DIR/target/promptgate-building")"
+	# on success install.sh reloads this file; on failure the marker, and a
+	# reload, so the keys say that it failed
+	build="bash $(pg_sh_quote "$PG_DIR/scripts/install.sh") >$(pg_sh_quote "$log") 2>&1 || : >$(pg_sh_quote "$failed"); rmdir $(pg_sh_quote "$PG_DIR/target/promptgate-building"); [ ! -e $(pg_sh_quote "$failed") ] || tmux run-shell $(pg_sh_quote "$PG_DIR/promptgate.tmux")"
 else
 	build=""
 fi
@@ -188,8 +197,22 @@ fi
 if [ -n "$invalid" ]; then
 	said+="${said:+; }not a key tmux knows: $invalid"
 fi
+# Said to the clients attached now; with none (tmux is starting: the load runs
+# before the first client attaches, and a message then is lost), once the first
+# one attaches (a hook that unsets itself).
+pg_say() {
+	local msg
+	msg=$(pg_message_literal "$1")
+	if [ -n "$(tmux list-clients -F '#{client_name}' 2>/dev/null)" ]; then
+		tmux display-message -d 15000 "$msg" 2>/dev/null
+	else
+		tmux set-hook -g "client-attached[$((PG_HOOK_INDEX + 1))]" \
+			"display-message -d 15000 $(pg_tmux_quote "$msg") ; set-hook -gu client-attached[$((PG_HOOK_INDEX + 1))]"
+	fi
+}
+tmux set-hook -gu "client-attached[$((PG_HOOK_INDEX + 1))]" 2>/dev/null
 if [ -n "$said" ]; then
-	tmux display-message -d 15000 "$(pg_message_literal "promptgate: $said")" 2>/dev/null
+	pg_say "promptgate: $said"
 fi
 # Note what this load bound, as list-keys prints it (for the user; the next
 # load goes by the notes).
@@ -207,6 +230,8 @@ else
 fi
 if [ -n "$build" ]; then
 	tmux run-shell -b "$(pg_literal "$build")"
-	tmux display-message -d 15000 "$(pg_message_literal "$PG_PROBLEM")" 2>/dev/null
+fi
+if [ -n "$build" ] || [ -e "$failed" ] && [ -z "$PG_BIN" ]; then
+	[ -n "$said" ] || pg_say "$PG_PROBLEM"
 fi
 exit 0

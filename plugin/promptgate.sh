@@ -27,8 +27,14 @@ pg_action_install() { # ORIGIN CLIENT
 	local origin=$1 client=$2 cmd
 	local -a opts=(-c "$client" -E -w 90% -h 80% -d "$(pg_literal "$PG_DIR")")
 	cmd="bash $(pg_sh_quote "$PG_DIR/scripts/install.sh") --pause"
-	if ! tmux display-popup "${opts[@]}" -T " promptgate: build " "$cmd" 2>/dev/null &&
-		! tmux display-popup "${opts[@]}" "$cmd" 2>/dev/null; then
+	# `display-popup -E` exits with the build's status, so a failed build is no
+	# sign of a tmux without popups: the popup's title (-T) came with 3.3, and
+	# a pane is the way only where tmux refuses the popup itself (no client)
+	local -a title=(-T " promptgate: build ")
+	case $(tmux display-message -p '#{version}' 2>/dev/null) in 3.2*) title=() ;; esac
+	local err
+	err=$(tmux display-popup "${opts[@]}" "${title[@]}" "$cmd" 2>&1 >/dev/null) || true
+	if [ -n "$err" ]; then
 		tmux split-window -t "$origin" -c "$(pg_literal "$PG_DIR")" "$cmd" 2>/dev/null ||
 			pg_msg "$client" "promptgate: could not open a popup or a pane; run: cd $PG_DIR && cargo build --release --locked"
 	fi

@@ -10,7 +10,8 @@
 #    cached; nothing else is downloaded, and no prebuilt binary is).
 # 3. With --link: a symlink ~/.local/bin/promptgate to the built binary, so
 #    that a bare `promptgate` runs it.
-# 4. Inside tmux: reloads the plugin (promptgate.tmux) so that the keys work.
+# 4. Inside tmux, where tmux loaded the plugin from this copy: reloads it
+#    (promptgate.tmux) so that the keys work.
 #
 # Every step is printed before it runs. --pause waits for Enter at the end (the
 # plugin's install key runs it in a popup).
@@ -77,8 +78,12 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 
 cd "$ROOT" || finish 1
-run cargo build --release --locked || finish 1
+# into this clone's target/ whatever CARGO_TARGET_DIR or build.target-dir say:
+# the plugin and the README run target/release/promptgate
+run cargo build --release --locked --target-dir "$ROOT/target" || finish 1
 run "$ROOT/target/release/promptgate" --version || finish 1
+# a first-load build that failed is retried by this run, and it went well
+rm -f "$ROOT/target/promptgate-build-failed"
 
 # --link: put the binary on PATH for every later `promptgate` (a symlink in
 # ~/.local/bin, which most login shells have on PATH).
@@ -91,9 +96,18 @@ if [ "$LINK" -eq 1 ]; then
 	esac
 fi
 
+# Inside tmux, the plugin is reloaded only when it is this copy that tmux loaded
+# (its keys run this copy's plugin/promptgate.sh): a try-out clone never takes
+# the keys over from the copy tmux.conf loads (TPM's ~/.tmux/plugins/...), nor
+# binds keys where no plugin was loaded.
 if [ -n "${TMUX:-}" ]; then
-	say "reloading the tmux plugin"
-	run tmux run-shell "$ROOT/promptgate.tmux" || finish 1
-	tmux display-message -d 8000 "promptgate: built $("$ROOT/target/release/promptgate" --version); the keys work now" 2>/dev/null
+	if tmux show-options -s command-alias 2>/dev/null | grep -qF "$ROOT/plugin/promptgate.sh"; then
+		say "reloading the tmux plugin"
+		run tmux run-shell "$ROOT/promptgate.tmux" || finish 1
+		version=$("$ROOT/target/release/promptgate" --version | head -n 1)
+		tmux display-message -d 8000 "promptgate: built $version; the keys work now" 2>/dev/null
+	else
+		say "the tmux plugin is not loaded from this copy ($ROOT): left as it is. To use this copy's keys, add to tmux.conf: run-shell $ROOT/promptgate.tmux"
+	fi
 fi
 finish 0

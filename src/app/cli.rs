@@ -71,7 +71,7 @@ pub enum Command {
     Plan(PlanArgs),
     /// List the agent profiles, or print one as TOML
     Profiles(ProfilesArgs),
-    /// Print a shell completion script (`promptgate completions bash > ~/.local/share/bash-completion/completions/promptgate`)
+    /// Print a shell completion script (`mkdir -p ~/.local/share/bash-completion/completions && promptgate completions bash > ~/.local/share/bash-completion/completions/promptgate`)
     Completions(CompletionsArgs),
     /// Print the man page as roff (`promptgate man | man -l -`), of one command, or write them all (--dir)
     Man(ManArgs),
@@ -150,7 +150,7 @@ impl Cli {
 #[derive(Args, Debug, Clone)]
 pub struct Target {
     /// Target pane (`%3`, `session`, `session:1.2`); default: the current pane
-    #[arg(short = 't', long = "target", value_name = "PANE", value_parser = pane_target)]
+    #[arg(short = 't', long = "target", value_name = "PANE", value_hint = clap::ValueHint::Other, value_parser = pane_target)]
     pub target: Option<String>,
     /// Use this agent profile instead of identifying the agent
     #[arg(long, value_name = "NAME")]
@@ -262,7 +262,7 @@ pub struct SendArgs {
     #[command(flatten)]
     pub server: ServerArgs,
     /// Target pane (`%3`, `session`, `session:1.2`); repeat for several. Default: the current pane
-    #[arg(short = 't', long = "target", value_name = "PANE", value_parser = pane_target)]
+    #[arg(short = 't', long = "target", value_name = "PANE", value_hint = clap::ValueHint::Other, value_parser = pane_target)]
     pub targets: Vec<String>,
     /// Use this agent profile instead of identifying the agent
     #[arg(long, value_name = "NAME")]
@@ -403,7 +403,7 @@ pub struct DoctorArgs {
     #[command(flatten)]
     pub server: ServerArgs,
     /// Only this pane (default: every pane of the server)
-    #[arg(short = 't', long = "target", value_name = "PANE")]
+    #[arg(short = 't', long = "target", value_name = "PANE", value_hint = clap::ValueHint::Other)]
     pub target: Option<String>,
     /// One JSON object per line: `tmux`, then one per pane
     #[arg(long)]
@@ -598,7 +598,7 @@ pub struct QueueAddArgs {
     #[command(flatten)]
     pub server: ServerArgs,
     /// Target pane; default: the current pane
-    #[arg(short = 't', long = "target", value_name = "PANE", value_parser = pane_target)]
+    #[arg(short = 't', long = "target", value_name = "PANE", value_hint = clap::ValueHint::Other, value_parser = pane_target)]
     pub target: Option<String>,
     /// Agent profile to use for this pane
     #[arg(long, value_name = "NAME")]

@@ -896,8 +896,8 @@ pub fn refusal(state: &State, reason: &str, timed_out: bool) -> Error {
         Refused::Dialog => "refused: a dialog is open, nothing typed",
         Refused::Busy => "refused: the agent is busy (use --wait-busy to wait)",
         Refused::InMode => "refused: the pane is in copy/view mode (use --cancel-mode)",
-        Refused::NotAgent => "refused: no agent runs in this pane (use --agent NAME if one does)",
-        Refused::Exited => "refused: the agent has exited",
+        Refused::NotAgent => "refused: no agent runs in this pane (a shell, an editor or a pager is never typed into; --agent NAME names an agent that runs under another program name)",
+        Refused::Exited => "refused: no agent runs there now (it exited, or never ran: a shell is in front)",
         Refused::Draft => "refused: the composer holds a draft (use --replace-draft)",
         _ => "not ready",
     };
@@ -922,9 +922,9 @@ pub fn not_ready(state: &State, reason: &str, timed_out: bool) -> Error {
         ),
         Refused::InMode => format!("not ready: the pane is in copy/view mode: {reason}"),
         Refused::NotAgent => format!(
-            "not ready: no agent runs in this pane (use --agent NAME if one does): {reason}"
+            "not ready: no agent runs in this pane (--agent NAME names an agent that runs under another program name): {reason}"
         ),
-        Refused::Exited => format!("not ready: the agent has exited: {reason}"),
+        Refused::Exited => format!("not ready: no agent runs there now (it exited, or never ran): {reason}"),
         Refused::Draft => format!("not ready: the composer holds a draft: {reason}"),
         Refused::Busy => format!("not ready: the agent is busy: {reason}"),
         _ => format!("not ready: {reason}"),

@@ -207,13 +207,19 @@ pub fn run(server: &Server, profiles: &Profiles, a: DoctorArgs) -> Result<i32> {
     finish(problems)
 }
 
-/// No tmux server runs: check what can be checked without one (tmux itself,
-/// promptgate on PATH, the plugin, each built-in agent installed on PATH and
-/// its release), print it, then end as every command does without a server
-/// (exit 4).
+/// No tmux server runs (a fresh install): check what can be checked without
+/// one (tmux itself, promptgate on PATH, the plugin, each built-in agent
+/// installed on PATH and its release) and print it; the exit is as with a
+/// server (0, or 40 for a problem): no server is no problem of the install.
 fn without_server(profiles: &Profiles, json: bool, why: String) -> Result<i32> {
     let mut problems = Vec::new();
-    tmux_line(None, json, &mut problems)?;
+    if !json {
+        out(&format!(
+            "tmux: no server running; client: {} (tested: {})",
+            release::describe_local(),
+            release::tested_range()
+        ))?;
+    }
     let me = release::find_in_path("promptgate");
     let plugin = [
         "~/.tmux/plugins/promptgate",
@@ -242,10 +248,20 @@ fn without_server(profiles: &Profiles, json: bool, why: String) -> Result<i32> {
         let st = standing(&p.def.checked, rel.as_ref().map(|r| r.version.as_str()));
         agents.push((p.def.name.clone(), path, rel, st, p.def.checked.join(", ")));
     }
+    for (n, path, rel, st, checked) in &agents {
+        if matches!(st, Checked::Newer) {
+            let r = rel.as_ref().map_or("?", |r| r.version.as_str());
+            problems.push(format!(
+                "{n} {r} at {path} is newer than every release its profile was checked against ({checked})"
+            ));
+        }
+    }
     if json {
         out(&serde_json::json!({
             "server": null,
             "why": why,
+            "client": release::describe_local(),
+            "tested": release::tested_range(),
             "promptgate_on_path": me,
             "plugin": plugin.as_ref().map(|d| d.display().to_string()),
             "agents": agents.iter().map(|(n, path, rel, st, _)| serde_json::json!({
@@ -283,10 +299,7 @@ fn without_server(profiles: &Profiles, json: bool, why: String) -> Result<i32> {
             out(&format!("agent: {n} {r} at {path}: {words}"))?;
         }
     }
-    for p in &problems {
-        eprintln!("promptgate doctor: {p}");
-    }
-    Err(Error::NoServer(why))
+    finish(problems)
 }
 
 /// `doctor` found a problem: an agent release newer than its profile's newest

@@ -831,6 +831,13 @@ impl Plugin {
             None if sent.err.is_empty() => {
                 format!("promptgate: send to {pane} failed: exit {}", sent.rc)
             }
+            // a usage error (2) comes from the flags the user set, not typed:
+            // name the option that holds them
+            None if sent.rc == 2 && !self.opt.send_flags.is_empty() => format!(
+                "promptgate: fix @promptgate-send-flags ({}): {}",
+                self.opt.send_flags.join(" "),
+                sent.err
+            ),
             None => format!("promptgate: send to {pane} failed: {}", sent.err),
         };
         // did any of the prompt reach the pane, or surely none
