@@ -13,8 +13,9 @@ use clap::Parser;
 fn main() {
     interrupt::install();
     let code = run_main();
-    // a signal held back while a prompt was typed ends the process now
-    interrupt::finished();
+    // a signal held back while a prompt was typed: said, and the exit code is
+    // the outcome's (128+N only ever means that nothing was typed)
+    interrupt::held_at_exit();
     std::process::exit(code);
 }
 

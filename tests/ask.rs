@@ -280,47 +280,65 @@ fn bad_input_types_nothing() {
     assert!(prompts(&transcript).is_empty());
 }
 
+/// `ask`, and `send --until-done`, stopped by Ctrl-C while the turn runs: the
+/// wait stops at once (never the agent), the prompt stays delivered, and the
+/// exit is 44: 130 would say nothing was typed, and invite a second send.
 #[test]
 fn ctrl_c_during_the_wait_leaves_the_prompt_delivered_and_says_so() {
     let srv = TmuxServer::new(120, 40, &[]);
-    let home = srv.dir.path().join("home-ctrl-c");
-    let (pane, transcript) = srv.fake_in(&home, "claude", &["--records", "--busy-ms", "600000"]);
-    srv.wait_state(&pane, "ready", 10.0);
-    let mut cmd = srv.pg_cmd(&["ask", "-t", &pane, "a long one"]);
-    // A test run started in the background (`cmd &`, nohup) ignores SIGINT, and
-    // promptgate keeps a signal ignored that its caller ignores: give the child
-    // the default, as a terminal would.
-    unsafe {
-        use std::os::unix::process::CommandExt;
-        cmd.pre_exec(|| {
-            libc::signal(libc::SIGINT, libc::SIG_DFL);
-            Ok(())
-        });
+    for (i, args) in [&["ask"][..], &["send", "--until-done"][..]]
+        .iter()
+        .enumerate()
+    {
+        let home = srv.dir.path().join(format!("home-ctrl-c-{i}"));
+        let (pane, transcript) =
+            srv.fake_in(&home, "claude", &["--records", "--busy-ms", "600000"]);
+        srv.wait_state(&pane, "ready", 10.0);
+        let mut a = args.to_vec();
+        a.extend(["-t", &pane, "a long one"]);
+        let mut cmd = srv.pg_cmd(&a);
+        // A test run started in the background (`cmd &`, nohup) ignores SIGINT, and
+        // promptgate keeps a signal ignored that its caller ignores: give the child
+        // the default, as a terminal would.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        let child = cmd
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        srv.wait_state(&pane, "busy", 10.0);
+        // the prompt is in the agent's record before the signal is sent
+        let t = std::time::Instant::now();
+        while prompts(&transcript).is_empty() && t.elapsed() < std::time::Duration::from_secs(10) {
+            std::thread::sleep(std::time::Duration::from_millis(30));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let t = std::time::Instant::now();
+        std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(5),
+            "{args:?}: not at once"
+        );
+        // delivered, then stopped: 44, never 130 (which says nothing was typed)
+        assert_eq!(code(&o), 44, "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("the agent keeps working"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert_eq!(prompts(&transcript), vec!["a long one"]);
+        assert_eq!(srv.state(&pane), "busy", "the agent was not stopped");
     }
-    let child = cmd
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    srv.wait_state(&pane, "busy", 10.0);
-    // the prompt is in the agent's record before the signal is sent
-    let t = std::time::Instant::now();
-    while prompts(&transcript).is_empty() && t.elapsed() < std::time::Duration::from_secs(10) {
-        std::thread::sleep(std::time::Duration::from_millis(30));
-    }
-    std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(code(&o), 130, "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("the prompt was delivered and the agent keeps working"),
-        "{}",
-        stderr(&o)
-    );
-    assert_eq!(prompts(&transcript), vec!["a long one"]);
-    assert_eq!(srv.state(&pane), "busy", "the agent was not stopped");
 }
 
 #[test]

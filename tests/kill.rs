@@ -153,6 +153,15 @@ fn trial(throttled: bool, sig: i32, after_ms: u64) {
             "{what}: no receipt: {out} {}",
             stderr(&o)
         );
+        // and exited with the receipt's code: 143 would say nothing was typed
+        let r: serde_json::Value =
+            serde_json::from_str(out.trim().lines().last().unwrap_or("{}")).unwrap_or_default();
+        assert_eq!(
+            Some(code(&o) as i64),
+            r["exit_code"].as_i64(),
+            "{what}: {out} {}",
+            stderr(&o)
+        );
     }
     let left = srv.tmux_out(&["list-buffers", "-F", "#{buffer_name}"]);
     assert!(

@@ -529,7 +529,10 @@ fn fleet(host_flags: &[String], a: &SendArgs, asking: bool) -> Result<i32> {
     );
     let rows = rows(&runs);
     let stopped = crate::io::interrupt::STOP_WAIT.load(std::sync::atomic::Ordering::SeqCst);
+    // stopped: if any host's prompt was delivered, the code says so (a 128+N
+    // would say nothing was typed anywhere, and invite a second send)
     let exit = match stopped {
+        true if consumed(&rows) > 0 => code::STOPPED_AFTER_DELIVERY,
         true => code::INTERRUPTED_BASE + libc::SIGINT,
         false => fleet_code(&runs, &rows),
     };

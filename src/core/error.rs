@@ -49,6 +49,10 @@ pub mod code {
     /// `ask`: the turn ended but the agent's record holds no answer to the
     /// prompt (an agent whose record keeps no replies; see `--from-screen`).
     pub const ASK_NO_ANSWER: i32 = 43;
+    /// Stopped by a signal (Ctrl-C, `kill`) while waiting for the turn, after the
+    /// prompt was delivered (`send --until-done`, `ask`, a fleet): never 128+N,
+    /// which says nothing was typed (a wrapper may send again on that).
+    pub const STOPPED_AFTER_DELIVERY: i32 = 44;
     /// 128 + the signal: stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129)
     /// before anything was typed.
     pub const INTERRUPTED_BASE: i32 = 128;
@@ -256,6 +260,9 @@ pub fn notice(
             format!("sent to {pane} ({named}), but its own record shows no entry for it")
         }
         code::ASK_APPROVAL => format!("{who} stopped on an approval dialog"),
+        code::STOPPED_AFTER_DELIVERY => format!(
+            "sent to {pane} ({named}); stopped waiting for its turn (the agent keeps working)"
+        ),
         code::ASK_API_ERROR => format!("{who} answered with an API error"),
         code::ASK_NO_ANSWER => format!("{who} left no answer in its record"),
         _ => return None,

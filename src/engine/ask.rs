@@ -183,7 +183,7 @@ pub fn answer_after(
             let stopped = cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst));
             asked.stopped = stopped;
             asked.code = match stopped {
-                true => code::INTERRUPTED_BASE + libc::SIGINT,
+                true => code::STOPPED_AFTER_DELIVERY,
                 false => e.exit_code(),
             };
             let why = match stopped {

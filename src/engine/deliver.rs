@@ -324,13 +324,27 @@ impl Outcome {
     ) -> Option<crate::engine::gate::Turn> {
         let rec = self.rec.as_mut().filter(|_| self.code == 0)?;
         let start = rec.turn_start();
+        // a signal now stops this wait, never the agent: the prompt is delivered
+        let stop = &crate::io::interrupt::STOP_WAIT;
         let t = crate::engine::observe::until_done(
-            server, profiles, &rec.agent, &self.pane, timeout, start, None,
+            server,
+            profiles,
+            &rec.agent,
+            &self.pane,
+            timeout,
+            start,
+            Some(stop),
         );
         let (code, turn) = match &t {
             Ok(t) => (
                 crate::core::verify::turn_code(t),
                 TurnReport::Ended(t.clone()),
+            ),
+            Err(_) if stop.load(std::sync::atomic::Ordering::SeqCst) => (
+                crate::core::error::code::STOPPED_AFTER_DELIVERY,
+                TurnReport::failed(
+                    "stopped waiting: the prompt was delivered and the agent keeps working",
+                ),
             ),
             Err(e) => (e.exit_code(), TurnReport::failed(e.to_string())),
         };

@@ -85,6 +85,20 @@ pub fn finished() {
     }
 }
 
+/// The end of a one-shot command (`send`, `ask`): a signal held back while its
+/// prompt was typed is only said; the exit code stays the receipt's, so that a
+/// delivered prompt never exits 128+N ("nothing typed").
+pub fn held_at_exit() {
+    TYPING.store(false, Ordering::SeqCst);
+    let sig = PENDING.swap(0, Ordering::SeqCst);
+    if sig != 0 {
+        eprintln!(
+            "promptgate: {} came after typing began: the send was finished first, and its exit code is its receipt's",
+            name(sig)
+        );
+    }
+}
+
 /// From now until dropped, a signal stops `ask`'s wait for a turn (never the
 /// agent) instead of ending the process: the caller reports and exits.
 pub struct Waiting;

@@ -8,7 +8,7 @@ use crate::core::plan::Body;
 use crate::core::profile::Profiles;
 use crate::engine::deliver::{deliver_to, Shared};
 use crate::engine::fanout;
-use crate::engine::receipt::{Receipt, ReceiptKind};
+use crate::engine::receipt::{Receipt, ReceiptKind, TurnReport};
 use crate::engine::sink::{Finished, Quiet, Sink};
 use crate::io::tmux::Server;
 use serde_json::json;
@@ -49,15 +49,21 @@ pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32>
         let mut o = deliver_to(server, profiles, &opts, &t, &body, &shared, &mut live);
         // --until-done: the turn the prompt started, in the same receipt
         let turn = match a.until_done {
-            true => o.follow_turn(server, profiles, secs(a.done_timeout)),
+            true => {
+                let _wait = crate::io::interrupt::Waiting::begin();
+                o.follow_turn(server, profiles, secs(a.done_timeout))
+            }
             false => None,
         };
 
         // a receipt other than consumed says why, in `error`, as the stderr line does
-        let why = o
-            .rec
-            .as_ref()
-            .map(|rec| format!("receipt {} ({}) for {}", rec.receipt, rec.rule(), o.pane));
+        // (and a consumed prompt whose turn was not waited for to its end, why not)
+        let why = o.rec.as_ref().map(|rec| match &rec.turn {
+            Some(TurnReport::Failed { error, .. }) => {
+                format!("{} {}: {error}", o.pane, rec.receipt)
+            }
+            _ => format!("receipt {} ({}) for {}", rec.receipt, rec.rule(), o.pane),
+        });
         if let Some(mut rec) = o.rec.clone() {
             if o.code != 0 && rec.error.is_none() {
                 rec.error = why.clone();
@@ -98,6 +104,7 @@ pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32>
     let turns: Vec<Option<crate::engine::gate::Turn>> = match a.until_done {
         true => {
             let timeout = secs(a.done_timeout);
+            let _wait = crate::io::interrupt::Waiting::begin();
             std::thread::scope(|s| {
                 let handles: Vec<_> = outcomes
                     .iter_mut()
