@@ -404,3 +404,54 @@ async fn a_printed_config_starts_a_server_with_the_same_limits() {
         let _ = c.cancel().await;
     }
 }
+
+/// A client that goes away (it closes the server's stdin, as MCP's shutdown
+/// does, or dies) while its `send_prompt` waits for a busy agent: the request
+/// stops there, as a cancellation would, and nothing is typed for it when the
+/// agent is ready again. (A retry by the client's next server would otherwise
+/// deliver the prompt twice.)
+#[test]
+fn a_client_that_goes_away_cancels_its_waiting_send() {
+    use std::io::Write;
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (pane, t) = srv.fake("claude", &["--busy-ms", "2500"]);
+    srv.wait_state(&pane, "ready", 15.0);
+    assert_eq!(code(&srv.pg(&["send", "-t", &pane, "long-turn"])), 0);
+    let started = std::time::Instant::now();
+    let mut child = srv
+        .pg_cmd(&["mcp"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "send_prompt",
+                   "arguments": {"target": pane, "body": "deploy to prod", "wait_busy": true}}});
+    for line in [
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#.to_string(),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_string(),
+        call.to_string(),
+    ] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    stdin.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    drop(stdin);
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(t0.elapsed().as_secs() < 15, "the server did not end");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // the agent is ready again well before now
+    while started.elapsed() < std::time::Duration::from_secs(5) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    srv.wait_state(&pane, "ready", 10.0);
+    assert_eq!(
+        prompts(&t),
+        vec!["long-turn"],
+        "typed for a client that went away"
+    );
+}

@@ -51,6 +51,10 @@ pub fn run(server: &Server, profiles: Profiles, a: McpArgs) -> crate::core::erro
             use tokio::io::AsyncWriteExt;
             let mut to_rmcp = to_rmcp;
             filter_stdin(&mut to_rmcp, answers_tx).await;
+            // the client went away (it closed our stdin, as MCP's shutdown does,
+            // or died): every request of its still waiting to type stops there,
+            // as a `notifications/cancelled` would stop it; one typing finishes
+            client_gone().cancel();
             // the end of stdin is the end of rmcp's input
             let _ = to_rmcp.shutdown().await;
         });
@@ -589,12 +593,21 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
         .expect("a blocking tool job panicked")
 }
 
-/// A flag set when the request is cancelled.
+/// Cancelled once the client's input ends: nobody is left to take an answer.
+fn client_gone() -> &'static CancellationToken {
+    static GONE: std::sync::OnceLock<CancellationToken> = std::sync::OnceLock::new();
+    GONE.get_or_init(CancellationToken::new)
+}
+
+/// A flag set when the request is cancelled, or its client went away.
 fn cancel_flag(ct: &CancellationToken) -> Arc<AtomicBool> {
     let flag = Arc::new(AtomicBool::new(false));
     let (f, ct) = (flag.clone(), ct.clone());
     tokio::spawn(async move {
-        ct.cancelled().await;
+        tokio::select! {
+            _ = ct.cancelled() => {}
+            _ = client_gone().cancelled() => {}
+        }
         f.store(true, Ordering::SeqCst);
     });
     flag
