@@ -487,3 +487,23 @@ fn the_same_words_typed_by_hand_during_the_turn_are_not_the_answer() {
     );
     assert_eq!(a["other_prompts"][0], "same words", "{a}");
 }
+
+/// `--done-timeout` bounds `ask`: a turn still running at the timeout is read
+/// once, not waited on for the reply wait on top (20 after ~1 s, not ~4 s).
+#[test]
+fn the_done_timeout_bounds_the_wait() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let home = srv.dir.path().join("home-timeout");
+    let (pane, transcript) = srv.fake_in(&home, "claude", &["--records", "--busy-ms", "10000"]);
+    srv.wait_state(&pane, "ready", 10.0);
+    let t = std::time::Instant::now();
+    let o = srv.pg(&["ask", "-t", &pane, "--done-timeout", "1", "a long one"]);
+    assert_eq!(code(&o), 20, "{}", stderr(&o));
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(3),
+        "{:?}: {}",
+        t.elapsed(),
+        stderr(&o)
+    );
+    assert_eq!(prompts(&transcript), vec!["a long one"]);
+}

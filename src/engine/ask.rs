@@ -177,7 +177,7 @@ pub fn answer_after(
         true,
         cancel,
     );
-    let turn = match turn {
+    let mut turn = match turn {
         Ok(t) => t,
         Err(e) => {
             let stopped = cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst));
@@ -222,7 +222,11 @@ pub fn answer_after(
         Ok(paths) => {
             // the record may hold the reply a moment after the screen says the
             // turn is over: look again until it has one that holds still
-            let wait = Duration::from_millis(profile.def.reply.as_ref().map_or(0, |r| r.wait_ms));
+            // (a turn that did not end in time is read once: --done-timeout bounds it)
+            let wait = match turn.done {
+                true => Duration::from_millis(profile.def.reply.as_ref().map_or(0, |r| r.wait_ms)),
+                false => Duration::ZERO,
+            };
             let deadline = Instant::now() + wait;
             let mut last = crate::io::answer::read_answer(profile, &body.text, paths, marks);
             loop {
@@ -242,6 +246,27 @@ pub fn answer_after(
             last
         }
     };
+    // the screen still showed the turn at the timeout, but the agent's own
+    // record has its whole reply with the stop reason of a finished turn: it
+    // ended (an answer beside "did not end in time" would invite asking again)
+    if !turn.done
+        && turn.timed_out
+        && !dialog
+        && answer.has_reply()
+        && answer.error.is_none()
+        && answer
+            .stop_reason
+            .as_deref()
+            .is_some_and(|r| matches!(r, "end_turn" | "stop" | "STOP" | "completed"))
+    {
+        turn.done = true;
+        turn.timed_out = false;
+        turn.ended_by = Some(format!(
+            "record (stop reason {})",
+            answer.stop_reason.as_deref().unwrap_or_default()
+        ));
+        rec.turn = Some(TurnReport::Ended(turn.clone()));
+    }
     if !answer.has_reply() && a.from_screen {
         if let Some(s) = &screen {
             answer = from_screen(s, &body.text);
