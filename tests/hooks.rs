@@ -270,7 +270,19 @@ fn hooks_of_a_renamed_binary_in_a_path_with_a_space_are_ours() {
     let before = "{\"model\": \"opus\"}\n";
     std::fs::write(&f, before).unwrap();
     let s = f.to_str().unwrap();
-    let run = |args: &[&str]| Command::new(&pgbin).args(args).output().unwrap();
+    // (a copy just written can be "busy" for a moment: another test's fork may
+    // hold its write descriptor until that child execs)
+    let run = |args: &[&str]| {
+        for _ in 0..100 {
+            match Command::new(&pgbin).args(args).output() {
+                Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+                    std::thread::sleep(std::time::Duration::from_millis(20))
+                }
+                r => return r.unwrap(),
+            }
+        }
+        panic!("{} stayed busy", pgbin.display())
+    };
     let o = run(&["hooks", "install", "claude", "--settings", s]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     let text = std::fs::read_to_string(&f).unwrap();
