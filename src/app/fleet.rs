@@ -449,6 +449,13 @@ pub fn fleet_code(runs: &[HostRun], rows: &[Value]) -> i32 {
     fanout_code(consumed, rows.len())
 }
 
+/// Any row's prompt reached its agent, whatever came after (an `ask` stopped
+/// while waiting for its turn has exit code 44, not 0).
+fn delivered(rows: &[Value]) -> bool {
+    rows.iter()
+        .any(|r| r["receipt"] == "consumed" || r["receipt"] == "submitted")
+}
+
 fn consumed(rows: &[Value]) -> usize {
     rows.iter()
         .filter(|r| {
@@ -532,7 +539,7 @@ fn fleet(host_flags: &[String], a: &SendArgs, asking: bool) -> Result<i32> {
     // stopped: if any host's prompt was delivered, the code says so (a 128+N
     // would say nothing was typed anywhere, and invite a second send)
     let exit = match stopped {
-        true if consumed(&rows) > 0 => code::STOPPED_AFTER_DELIVERY,
+        true if delivered(&rows) => code::STOPPED_AFTER_DELIVERY,
         true => code::INTERRUPTED_BASE + libc::SIGINT,
         false => fleet_code(&runs, &rows),
     };
