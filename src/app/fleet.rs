@@ -449,18 +449,21 @@ pub fn fleet_code(runs: &[HostRun], rows: &[Value]) -> i32 {
     fanout_code(consumed, rows.len())
 }
 
+/// A row whose prompt reached its agent: `consumed`, or `submitted`
+/// (`--no-verify`).
+fn sent(r: &Value) -> bool {
+    r["receipt"] == "consumed" || r["receipt"] == "submitted"
+}
+
 /// Any row's prompt reached its agent, whatever came after (an `ask` stopped
 /// while waiting for its turn has exit code 44, not 0).
 fn delivered(rows: &[Value]) -> bool {
-    rows.iter()
-        .any(|r| r["receipt"] == "consumed" || r["receipt"] == "submitted")
+    rows.iter().any(sent)
 }
 
 fn consumed(rows: &[Value]) -> usize {
     rows.iter()
-        .filter(|r| {
-            r["exit_code"] == 0 && (r["receipt"] == "consumed" || r["receipt"] == "submitted")
-        })
+        .filter(|r| r["exit_code"] == 0 && sent(r))
         .count()
 }
 
