@@ -74,13 +74,8 @@ pub fn begin_typing() -> Result<()> {
 /// A send has finished and reported: a signal held back since its typing
 /// began now takes effect (the process ends by it, as it would have).
 pub fn finished() {
-    TYPING.store(false, Ordering::SeqCst);
-    let sig = PENDING.swap(0, Ordering::SeqCst);
-    if sig != 0 {
-        eprintln!(
-            "promptgate: {} came while a prompt was being typed: the send was finished first",
-            name(sig)
-        );
+    if let Some(sig) = take_held("came while a prompt was being typed: the send was finished first")
+    {
         die_of(sig);
     }
 }
@@ -89,14 +84,20 @@ pub fn finished() {
 /// prompt was typed is only said; the exit code stays the receipt's, so that a
 /// delivered prompt never exits 128+N ("nothing typed").
 pub fn held_at_exit() {
+    take_held(
+        "came after typing began: the send was finished first, and its exit code is its receipt's",
+    );
+}
+
+/// Typing is over: the signal held back meanwhile, if any, said on stderr
+/// (`promptgate: SIGNAL <said>`).
+fn take_held(said: &str) -> Option<i32> {
     TYPING.store(false, Ordering::SeqCst);
     let sig = PENDING.swap(0, Ordering::SeqCst);
-    if sig != 0 {
-        eprintln!(
-            "promptgate: {} came after typing began: the send was finished first, and its exit code is its receipt's",
-            name(sig)
-        );
-    }
+    (sig != 0).then(|| {
+        eprintln!("promptgate: {} {said}", name(sig));
+        sig
+    })
 }
 
 /// From now until dropped, a signal stops `ask`'s wait for a turn (never the
