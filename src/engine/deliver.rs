@@ -95,16 +95,30 @@ pub struct Typed {
 /// foreground is not an agent ([`crate::core::identify::typable`]) gets nothing,
 /// with exit 24. Only `send --to-any-process` skips it.
 pub fn may_type(profiles: &Profiles, pane: &str, s: &Screen, opts: &SendOpts) -> Result<()> {
+    match why_not_type(profiles, s, opts) {
+        None => Ok(()),
+        Some((Refused::KeysAstray, why)) => Err(Error::refused(
+            Refused::KeysAstray,
+            format!("refused: keys to pane {pane} would not reach it alone, nothing typed: {why}"),
+        )),
+        Some((refused, why)) => Err(Error::refused(
+            refused,
+            format!("refused: no agent runs in pane {pane}, nothing typed: {why}"),
+        )),
+    }
+}
+
+/// Why bytes may not be typed into the pane `s` shows (the refusal and its
+/// reason), or `None` when they may: [`may_type`]'s question, for a caller
+/// that words its own answer (the look before the submit key).
+fn why_not_type(profiles: &Profiles, s: &Screen, opts: &SendOpts) -> Option<(Refused, String)> {
     // whatever runs there, and --force or not: the keys would go elsewhere too
     // (every pane of a synchronized window) or nowhere
     if let Some(why) = &s.keys_astray {
-        return Err(Error::refused(
-            Refused::KeysAstray,
-            format!("refused: keys to pane {pane} would not reach it alone, nothing typed: {why}"),
-        ));
+        return Some((Refused::KeysAstray, why.clone()));
     }
     if opts.to_any_process {
-        return Ok(());
+        return None;
     }
     let job = match (&s.foreground, s.pid) {
         (Some(job), _) => Some(job.clone()),
@@ -114,13 +128,8 @@ pub fn may_type(profiles: &Profiles, pane: &str, s: &Screen, opts: &SendOpts) ->
         _ => None,
     };
     crate::core::identify::typable(profiles, s, job.as_deref())
-        .map(|_| ())
-        .map_err(|why| {
-            Error::refused(
-                Refused::NotAgent,
-                format!("refused: no agent runs in pane {pane}, nothing typed: {why}"),
-            )
-        })
+        .err()
+        .map(|why| (Refused::NotAgent, why))
 }
 
 /// The pane must still be the process the gate saw, and alive.
@@ -1117,12 +1126,15 @@ impl Job<'_> {
         loop {
             // the agent still in front: one that exited since the paste left a
             // shell there, which would run the body as a command
-            if let Err(e) = may_type(profiles, pane, &before, a) {
+            if let Some((refused, why)) = why_not_type(profiles, &before, a) {
+                let what = match refused {
+                    Refused::KeysAstray => "keys would not reach it alone",
+                    _ => "no agent runs in it now",
+                };
                 return Err(Error::PaneChanged(
                     pane.to_string(),
                     format!(
-                        "in the moment before the submit: {}; the body is typed but not submitted",
-                        e.to_string().replace(", nothing typed", "")
+                        "in the moment before the submit, {what}: {why}; the body is typed but not submitted"
                     ),
                 ));
             }
