@@ -1164,7 +1164,7 @@ fn read_tail(
     let mut f = match crate::io::store::open_regular(path) {
         Ok(f) => f,
         Err(Refusal::Missing) => return Ok(Vec::new()),
-        Err(Refusal::NotRegular(w)) if w == "a symlink" => {
+        Err(Refusal::NotRegular(w)) if w == crate::io::store::A_SYMLINK => {
             return Err(format!(
                 "{}: a symbolic link; a record is read only from a regular file",
                 path.display()

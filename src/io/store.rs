@@ -106,6 +106,10 @@ pub fn canonical_lenient(path: &Path) -> PathBuf {
     }
 }
 
+/// [`Refusal::NotRegular`]'s words for a path that is a symbolic link
+/// ([`open_regular`] follows none).
+pub const A_SYMLINK: &str = "a symlink";
+
 /// Why a file was not read.
 #[derive(Debug)]
 pub enum Refusal {
@@ -189,7 +193,7 @@ pub fn open_regular(path: &Path) -> std::result::Result<File, Refusal> {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Refusal::Missing),
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-            return Err(Refusal::NotRegular("a symlink".into()))
+            return Err(Refusal::NotRegular(A_SYMLINK.into()))
         }
         Err(e) => return Err(Refusal::Io(e)),
     };
