@@ -78,8 +78,17 @@ if [ $build_only -eq 1 ]; then
 	exit $rc
 fi
 IFS=, read -r -a suites <<<"$SUITES"
+# A suite is a test binary of its own (tests/NAME.rs: real_agents, tmux_stress) or a
+# module of the one binary that holds the rest (tests/suite/NAME.rs: run as
+# `--test suite NAME::`).
+target_of() { [ -f "tests/$1.rs" ] && echo "$1" || echo suite; }
 test_args=()
-for s in "${suites[@]}"; do test_args+=(--test "${s%%:*}"); done
+for s in "${suites[@]}"; do
+	t=$(target_of "${s%%:*}")
+	[ ! -f "tests/$t.rs" ] && [ ! -f "tests/$t/main.rs" ] && die "no test suite ${s%%:*} (tests/${s%%:*}.rs or tests/suite/${s%%:*}.rs)"
+	[ "$t" != suite ] || [ -f "tests/suite/${s%%:*}.rs" ] || die "no test suite ${s%%:*} (tests/${s%%:*}.rs or tests/suite/${s%%:*}.rs)"
+	test_args+=(--test "$t")
+done
 echo "== building the test binaries once"
 cargo test --locked --no-run "${test_args[@]}" >/dev/null 2>&1 || cargo test --locked --no-run "${test_args[@]}" || exit 1
 
@@ -101,14 +110,21 @@ for v in "${releases[@]}"; do
 	for s in "${suites[@]}"; do
 		log="$logdir/$v-${s//[:\/]/_}.log"
 		# the opt-in tests (#[ignore]: slow, stress, real agents) run here too
-		filter=(-- --include-ignored)
+		name=${s%%:*}
+		t=$(target_of "$name")
+		# a module of tests/suite: its tests only (`NAME::`)
+		module=()
+		[ "$t" = "$name" ] || module=("$name::")
+		filter=(-- --include-ignored "${module[@]}")
 		case ${s#*:} in
 		"$s") ;;
-		"~"*) rest=${s#*:}; filter=(-- --include-ignored --skip "${rest#\~}") ;;
-		*) filter=("${s#*:}" -- --include-ignored --nocapture --test-threads=1) ;;
+		"~"*) rest=${s#*:}; filter=(-- --include-ignored "${module[@]}" --skip "${rest#\~}") ;;
+		# (a name filter inside a module: the module's path and the filter, in one)
+		*) [ "$t" = "$name" ] && f=${s#*:} || f="$name::${s#*:}"
+			filter=(-- --include-ignored --nocapture --test-threads=1 "$f") ;;
 		esac
 		[ "$s" != tmux_stress ] || filter+=(--test-threads=1)
-		PATH="$prefix/bin:$PATH" cargo test --locked --test "${s%%:*}" "${filter[@]}" >"$log" 2>&1
+		PATH="$prefix/bin:$PATH" cargo test --locked --test "$t" "${filter[@]}" >"$log" 2>&1
 		rc=$?
 		line=$(grep -E '^test result:' "$log" | tail -1)
 		passed=$(sed -n 's/.* \([0-9]*\) passed.*/\1/p' <<<"$line")

@@ -27,7 +27,7 @@
 //!   OpenCode, Kilo, Qwen before 0.24): a forced send during the long stream is
 //!   `consumed` with exact proof once the agent runs it, its evidence
 //!   `verify.left-the-queue` (the queue marker seen first), and in its record
-//!   once (their `queued` receipt on each real capture: `tests/fixtures.rs`);
+//!   once (their `queued` receipt on each real capture: `tests/suite/fixtures.rs`);
 //! - (e) the watcher (`watch --notify`) shows one done message for one turn;
 //! - (a) the model answers with a shell tool call `rm -r pg-marker`: the agent's
 //!   approval dialog shows (`state` = `dialog:permission`), a send of `1` into it

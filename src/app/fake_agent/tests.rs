@@ -1,5 +1,5 @@
 //! Every frame the fake agent can draw, classified by the built-in profiles
-//! without tmux (the tmux tests in `tests/fake_agent_screens.rs` do it live).
+//! without tmux (the tmux tests in `tests/suite/fake_agent_screens.rs` do it live).
 
 use super::composer::InputBox;
 use super::render::{self, Entry, Frame, Stage, View};

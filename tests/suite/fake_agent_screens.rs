@@ -2,7 +2,7 @@
 //! the built-in profiles classify each screen it draws as they would the real
 //! agent's, and its transcript holds exactly what was delivered.
 
-mod common;
+use crate::common;
 use common::QUOTES_EVERY_AGENT as QUOTES;
 use promptgate::core::detect::{detect, Verdict};
 use promptgate::core::profile::Profiles;

@@ -2,7 +2,7 @@
 //! value is checked before anything touches a pane, and every error is one line
 //! (issues 14 and 15). Live checks use a private tmux server and a fake agent.
 
-mod common;
+use crate::common;
 use common::*;
 
 fn run(args: &[&str]) -> std::process::Output {

@@ -1,6 +1,6 @@
 //! Fan-out: one prompt to many panes, one aggregated receipt.
 
-mod common;
+use crate::common;
 use common::*;
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! `promptgate ask`: fake agents (`--records`) in a private tmux server write
 //! each reply where and as their real counterpart does; `ask` delivers as
 //! `send` does, waits for the turn, and returns that reply from the record.
-mod common;
+use crate::common;
 use common::*;
 use std::path::PathBuf;
 

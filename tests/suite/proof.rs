@@ -2,7 +2,7 @@
 //! prompt where and as its real counterpart does, under its own HOME; a receipt
 //! carries `proof` from that record, and a body the agent recorded otherwise is
 //! `mangled` (exit 37), never `consumed`.
-mod common;
+use crate::common;
 use common::*;
 use std::path::{Path, PathBuf};
 

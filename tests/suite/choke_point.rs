@@ -5,7 +5,7 @@
 //! exit code, no marker file, the shell's screen unchanged. And targets that
 //! name one pane twice deliver to it once.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};

@@ -10,7 +10,7 @@
 //! operations and says why. `PROMPTGATE_MODEL_CASES` sets the number of cases
 //! (default 3; each takes some seconds).
 
-mod common;
+use crate::common;
 use common::*;
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
@@ -307,7 +307,11 @@ fn queue_model_every_prompt_at_most_once_and_exactly_once_when_nothing_failed() 
                 .arg(exe)
                 .args([
                     "--exact",
-                    "queue_model_every_prompt_at_most_once_and_exactly_once_when_nothing_failed",
+                    // the test's path in its binary: `module::name`, without the crate
+                    &format!(
+                        "{}::queue_model_every_prompt_at_most_once_and_exactly_once_when_nothing_failed",
+                        module_path!().split_once("::").map_or("", |(_, m)| m)
+                    ),
                     "--nocapture",
                     "--test-threads=1",
                 ])

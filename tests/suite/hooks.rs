@@ -1,7 +1,7 @@
 //! `promptgate hooks`: install tagged entries into an agent's settings, let the
 //! agent's hooks record its prompt events per pane, prove a receipt from them,
 //! and uninstall back to the very bytes of before.
-mod common;
+use crate::common;
 use common::*;
 use std::process::Command;
 

@@ -3,7 +3,7 @@
 //! 24, nothing typed, even with `--agent`); an agent started under a shell that
 //! stays (`sh -c "claude; exec sh"`, wrappers at any depth) is the agent.
 
-mod common;
+use crate::common;
 use common::*;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

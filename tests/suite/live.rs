@@ -2,7 +2,7 @@
 //! `promptgate` binary. Each body must land byte-exact, exactly once, with no
 //! early submit; each bad case must type nothing and exit with its code.
 
-mod common;
+use crate::common;
 use common::*;
 use promptgate::core::plan::sanitise;
 use std::process::{Output, Stdio};

@@ -1,7 +1,7 @@
 //! The MCP server's `ask_agent` tool (rmcp's client, a private tmux server):
 //! the same answer as `promptgate ask`; a cancellation stops the wait, never
 //! the agent.
-mod common;
+use crate::common;
 use common::*;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ClientRequest, Request};
 use rmcp::service::{PeerRequestOptions, RunningService};

@@ -2,7 +2,7 @@
 //! tmux server: the tools, a send that lands byte-exact once, and the safety
 //! rules (dialogs, the caller's own pane, shells, --allow, --read-only, big
 //! bodies, cancellation).
-mod common;
+use crate::common;
 use common::*;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ClientRequest, Request};
 use rmcp::service::{PeerRequestOptions, RunningService};

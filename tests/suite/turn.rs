@@ -1,6 +1,6 @@
 //! `--until-done`: `send` waits for the turn its prompt started to end and
 //! reports how long it took; `wait --until-done` waits for the turn running now.
-mod common;
+use crate::common;
 use common::*;
 use std::time::{Duration, Instant};
 

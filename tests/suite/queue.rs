@@ -1,7 +1,7 @@
 //! The durable queue survives a watcher killed with SIGKILL at random points:
 //! every prompt lands exactly once, in order per pane.
 
-mod common;
+use crate::common;
 use common::*;
 use std::process::Stdio;
 use std::time::{Duration, Instant};

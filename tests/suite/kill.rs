@@ -6,7 +6,7 @@
 //! does). Afterwards the agent holds nothing, or the whole body (submitted, or
 //! in its composer, where one Enter submits exactly the body), and no buffer of
 //! promptgate's is left on the server.
-mod common;
+use crate::common;
 use common::*;
 use std::process::Stdio;
 use std::time::{Duration, Instant};

@@ -1,6 +1,6 @@
 //! Bad input gets a one-line error and a documented exit code, and types nothing.
 
-mod common;
+use crate::common;
 use common::*;
 
 fn fixture(name: &str) -> String {

@@ -3,7 +3,7 @@
 //! and the simulated agent for trying it by hand. Every test runs on a private
 //! tmux server; a command that needs a terminal runs in a pane of that server.
 
-mod common;
+use crate::common;
 use common::*;
 use std::time::{Duration, Instant};
 

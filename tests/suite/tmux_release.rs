@@ -2,7 +2,7 @@
 //! each): `--version` names the tmux it finds, an old one is warned about, pane
 //! titles and names come back literally, and tmux 3.7's bracket_paste_flag
 //! decides the framing.
-mod common;
+use crate::common;
 use common::*;
 use std::process::Command;
 
