@@ -288,6 +288,16 @@ pub fn claim(dir: &Path, id: &str) -> Result<Option<crate::io::store::FileLock>>
     crate::io::store::FileLock::try_take(&claims.join(format!("{id}.lock")), true)
 }
 
+/// The one watcher of `server`'s items in this queue: an exclusive lock in
+/// the queue directory itself (`DIR/.claims/watcher-*.lock`), so that every
+/// `queue run` of that directory meets it, whatever its environment says
+/// (`XDG_RUNTIME_DIR`, `TMPDIR`). `Ok(None)`: another watcher holds it.
+pub fn watcher_lock(dir: &Path, server: &str) -> Result<Option<crate::io::store::FileLock>> {
+    let claims = crate::io::store::dir(&dir.join(".claims"), "the queue's claims directory")?;
+    let name = format!("watcher-{}.lock", crate::io::lock::key(server, "run"));
+    crate::io::store::FileLock::try_take(&claims.join(name), true)
+}
+
 /// The id of the one queued prompt whose id starts with `prefix` (an exact id
 /// always wins). None, or several: a usage error that says which.
 pub fn resolve_id(dir: &Path, prefix: &str) -> Result<String> {

@@ -113,7 +113,9 @@ pub fn pane_lock_path(server: &str, pane: &str) -> PathBuf {
         .join(format!("{}.lock", key(server, pane)))
 }
 
-fn key(server: &str, pane: &str) -> String {
+/// A file name for `pane` on `server`: a hash that keys it, then the pane for
+/// a person reading the directory.
+pub fn key(server: &str, pane: &str) -> String {
     // FNV-1a: stable across runs and builds (unlike DefaultHasher).
     let mut h: u64 = 0xcbf29ce484222325;
     for b in server.bytes().chain([0]).chain(pane.bytes()) {

@@ -308,23 +308,19 @@ fn preview(body: &str) -> String {
 /// printing a line for each delivery, each change of why a prompt waits, and each
 /// prompt held for a person.
 fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> Result<i32> {
-    // One watcher per server and queue directory (`dir` is canonical).
-    let _me = PaneLock::acquire(
-        &format!("queue:{}", dir.display()),
-        &server.spec(),
-        Duration::from_millis(50),
-    )
-    .map_err(|e| match e {
-        Error::Locked(..) => Error::refused(
+    // One watcher per server and queue directory (`dir` is canonical): its
+    // lock lives in that directory, so watchers started with different
+    // environments meet it too.
+    let Some(_me) = queue::watcher_lock(dir, &server.spec())? else {
+        return Err(Error::refused(
             Refused::Locked,
             format!(
                 "a queue watcher already runs for {} on {}",
                 server.spec(),
                 dir.display()
             ),
-        ),
-        e => e,
-    })?;
+        ));
+    };
     let spec = server.spec();
     let start = Instant::now();
     let mine = || -> Result<Vec<Item>> {
