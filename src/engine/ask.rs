@@ -257,7 +257,7 @@ pub fn answer_after(
         && answer
             .stop_reason
             .as_deref()
-            .is_some_and(|r| matches!(r, "end_turn" | "stop" | "STOP" | "completed"))
+            .is_some_and(|r| profile.def.reply.as_ref().is_some_and(|d| d.ends_turn(r)))
     {
         turn.done = true;
         turn.timed_out = false;

@@ -68,6 +68,18 @@ pub struct ReplyDef {
     /// to hold the reply, at most.
     #[serde(default = "wait_ms")]
     pub wait_ms: u64,
+    /// The stop reasons (a `stop` take's) of a finished turn: with one of
+    /// them recorded after the reply, the turn is over whatever the screen
+    /// still shows (`tool_use`, `tool-calls`: the agent goes on).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turn_over: Vec<String>,
+}
+
+impl ReplyDef {
+    /// `reason` ends the turn (one of [`ReplyDef::turn_over`]).
+    pub fn ends_turn(&self, reason: &str) -> bool {
+        self.turn_over.iter().any(|r| r == reason)
+    }
 }
 
 fn wait_ms() -> u64 {
