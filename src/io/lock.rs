@@ -51,13 +51,10 @@ fn unix_ms(t: SystemTime) -> u128 {
     t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis())
 }
 
-/// Where the lock files live: `$XDG_RUNTIME_DIR/promptgate`, else
+/// Where the lock files of a server whose socket is not in a private
+/// directory live: `$XDG_RUNTIME_DIR/promptgate`, else
 /// `/run/user/<uid>/promptgate` where the system made that directory for this
 /// user, else `$TMPDIR/promptgate-<uid>` (made private: see `store::private_dir`).
-pub fn lock_dir() -> PathBuf {
-    lock_dir_and_source().0
-}
-
 fn lock_dir_and_source() -> (PathBuf, &'static str) {
     if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
         return (
@@ -87,7 +84,7 @@ fn lock_dir_and_source() -> (PathBuf, &'static str) {
 /// Where the locks of `server`'s panes live: beside a local server's socket
 /// when that is in a directory only this user may use (tmux's own
 /// `/tmp/tmux-UID`), so that every sender to that server takes the same lock
-/// whatever its environment (`XDG_RUNTIME_DIR`, `TMPDIR`); else [`lock_dir`].
+/// whatever its environment (`XDG_RUNTIME_DIR`, `TMPDIR`); else [`lock_dir_and_source`].
 fn pane_lock_dir(server: &str) -> (PathBuf, &'static str) {
     use std::os::unix::fs::MetadataExt;
     let sock = std::path::Path::new(server);
@@ -108,9 +105,11 @@ fn pane_lock_dir(server: &str) -> (PathBuf, &'static str) {
 /// The file that locks `pane` on `server` (`server`: the canonical socket path
 /// of a local server), where [`PaneLock::acquire`] takes it.
 pub fn pane_lock_path(server: &str, pane: &str) -> PathBuf {
-    pane_lock_dir(server)
-        .0
-        .join(format!("{}.lock", key(server, pane)))
+    lock_file(&pane_lock_dir(server).0, server, pane)
+}
+
+fn lock_file(dir: &std::path::Path, server: &str, pane: &str) -> PathBuf {
+    dir.join(format!("{}.lock", key(server, pane)))
 }
 
 /// A file name for `pane` on `server`: a hash that keys it, then the pane for
@@ -145,7 +144,7 @@ impl PaneLock {
     ) -> Result<PaneLock> {
         let (dir, what) = pane_lock_dir(server);
         let dir = crate::io::store::private_dir(&dir, what)?;
-        let path = dir.join(format!("{}.lock", key(server, pane)));
+        let path = lock_file(&dir, server, pane);
         let start = Instant::now();
         loop {
             if let Some(lock) = FileLock::try_take(&path, false)? {
