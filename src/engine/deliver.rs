@@ -945,6 +945,12 @@ fn run_gate(
     mut first: Option<Screen>,
     sink: &mut dyn Sink,
 ) -> Result<GateResult> {
+    // keys that would reach other panes too (a synchronized window), or none
+    // (input off): refused at the first look, not after waiting for a busy
+    // agent to be free
+    if let Some(s) = first.as_ref().filter(|s| s.keys_astray.is_some()) {
+        may_type(profiles, pane, s, a)?;
+    }
     let mut opts = a.gate.clone();
     opts.cancel = shared.cancel.clone();
     if a.when_ready {

@@ -866,6 +866,29 @@ fn keys_that_would_reach_other_panes_or_none_are_never_sent() {
     assert!(!marker.exists(), "the neighbour's shell line ran");
 }
 
+/// A busy agent in a synchronized window: refused (29) at the first look, not
+/// after the gate waited for the turn to end (it said "not ready" then).
+#[test]
+fn a_busy_pane_in_a_synchronized_window_is_refused_without_waiting() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (pane, t) = srv.fake("claude", &["--busy-ms", "60000"]);
+    srv.wait_state(&pane, "ready", 15.0);
+    let o = srv.pg(&["send", "-t", &pane, "a long turn"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    srv.wait_state(&pane, "busy", 10.0);
+    srv.tmux(&["split-window", "-d", "-t", &pane, "sh"]);
+    srv.tmux(&["set-window-option", "-t", &pane, "synchronize-panes", "on"]);
+    for extra in [&[][..], &["--wait-busy"][..]] {
+        let mut args = vec!["send", "-t", &pane, "--timeout", "3"];
+        args.extend_from_slice(extra);
+        args.push("while it works");
+        let o = srv.pg(&args);
+        assert_eq!(code(&o), 29, "{extra:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("synchronize-panes"), "{}", stderr(&o));
+    }
+    assert_eq!(prompts(&t), vec!["a long turn"]);
+}
+
 /// An agent started from a shell that exits between the paste and the submit
 /// key (a crash, a kill, its own `/exit`) leaves the shell in front, holding
 /// the body as its command line: the submit key is not pressed (27), so the
