@@ -131,6 +131,70 @@ pub fn mark(
     }
 }
 
+/// What the wait for a delivered prompt's turn needs to know of the delivery
+/// (kept with a queued `--ask` item, so that a later watcher can wait again).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Taken {
+    pub agent: String,
+    pub pane: String,
+    /// The file the proof read the prompt from (the replies are in it or beside it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proved: Option<String>,
+    /// What the agent's reply files held before anything was typed.
+    #[serde(default)]
+    pub marks: crate::io::answer::Marks,
+    /// When the ask began (Unix ms).
+    pub started_at_ms: u64,
+}
+
+impl Taken {
+    /// What `rec` (a prompt the agent took) tells the wait.
+    pub fn of(rec: &Receipt, marks: &crate::io::answer::Marks, started_at_ms: u64) -> Taken {
+        let proved = rec.proof.as_ref().and_then(|p| match p.source {
+            "transcript" => p.path.clone(),
+            // proven from the input history: the transcript its registry names
+            "history" => p.record.clone(),
+            _ => None,
+        });
+        Taken {
+            agent: rec.agent.clone(),
+            pane: rec.pane.clone(),
+            proved,
+            marks: marks.clone(),
+            started_at_ms,
+        }
+    }
+}
+
+/// How the wait for a turn, and the answer read after it, came out.
+pub struct Followed {
+    pub code: i32,
+    pub answer: Option<Answer>,
+    pub turn: Option<Turn>,
+    /// The receipt's `turn`.
+    pub report: TurnReport,
+    pub err: Option<Error>,
+    pub stopped: bool,
+}
+
+impl Followed {
+    /// The receipt's JSON (`rec`) with the turn, the answer and the exit code
+    /// (`ask --json`'s object).
+    pub fn fill(&self, mut v: Value) -> Value {
+        v["turn"] = serde_json::to_value(&self.report).unwrap_or_default();
+        if let Some(a) = &self.answer {
+            v["answer"] = serde_json::to_value(a).unwrap_or_default();
+        }
+        v["exit_code"] = self.code.into();
+        if let Some(e) = &self.err {
+            v["error"] = e.to_string().into();
+        } else if let Some(w) = ask_words(self.code, self.answer.as_ref()) {
+            v["error"] = w.into();
+        }
+        v
+    }
+}
+
 /// After a delivery: wait for the turn the prompt started, then read its answer.
 #[allow(clippy::too_many_arguments)]
 pub fn answer_after(
@@ -161,6 +225,36 @@ pub fn answer_after(
     let Some(rec) = asked.rec.as_mut().filter(|_| code == 0) else {
         return asked;
     };
+    let f = follow(
+        server,
+        profiles,
+        &Taken::of(rec, marks, started_at_ms),
+        &body.text,
+        a,
+        cancel,
+    );
+    rec.turn = Some(f.report);
+    rec.exit_code = f.code;
+    asked.code = f.code;
+    asked.answer = f.answer;
+    asked.turn = f.turn;
+    asked.stopped = f.stopped;
+    if f.err.is_some() {
+        asked.err = f.err;
+    }
+    asked
+}
+
+/// Wait for the turn the prompt `body` started (`t`) to end, then read its
+/// answer from the agent's record.
+pub fn follow(
+    server: &Server,
+    profiles: &Profiles,
+    t: &Taken,
+    body: &str,
+    a: AskOpts,
+    cancel: Option<&AtomicBool>,
+) -> Followed {
     let (_waiting, cancel) = match a.stop_on_signal {
         true => (
             Some(crate::io::interrupt::Waiting::begin()),
@@ -171,8 +265,8 @@ pub fn answer_after(
     let turn = crate::engine::observe::until_done(
         server,
         profiles,
-        &rec.agent,
-        &asked.pane,
+        &t.agent,
+        &t.pane,
         a.done_timeout,
         true,
         cancel,
@@ -181,8 +275,7 @@ pub fn answer_after(
         Ok(t) => t,
         Err(e) => {
             let stopped = cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst));
-            asked.stopped = stopped;
-            asked.code = match stopped {
+            let code = match stopped {
                 true => code::STOPPED_AFTER_DELIVERY,
                 false => e.exit_code(),
             };
@@ -191,32 +284,35 @@ pub fn answer_after(
                     .to_string(),
                 false => e.to_string(),
             };
-            rec.turn = Some(TurnReport::failed(why.clone()));
-            rec.exit_code = asked.code;
-            asked.err = Some(Error::Other(why));
-            return asked;
+            return Followed {
+                code,
+                answer: None,
+                turn: None,
+                report: TurnReport::failed(why.clone()),
+                err: Some(Error::Other(why)),
+                stopped,
+            };
         }
     };
-    rec.turn = Some(TurnReport::Ended(turn.clone()));
-    let Ok(profile) = profiles.get(&rec.agent) else {
-        asked.answer = Some(Answer::none(format!("no profile {}", rec.agent)));
-        asked.code = code::ASK_NO_ANSWER;
-        return asked;
+    let Ok(profile) = profiles.get(&t.agent) else {
+        return Followed {
+            code: code::ASK_NO_ANSWER,
+            answer: Some(Answer::none(format!("no profile {}", t.agent))),
+            report: TurnReport::Ended(turn.clone()),
+            turn: None,
+            err: None,
+            stopped: false,
+        };
     };
-    let mut tmux = crate::io::tmux::Control::new(server.clone(), &asked.pane);
-    let screen = tmux.read(&asked.pane).ok();
-    let proved = rec.proof.as_ref().and_then(|p| match p.source {
-        "transcript" => p.path.clone(),
-        // proven from the input history: the transcript its registry names
-        "history" => p.record.clone(),
-        _ => None,
-    });
+    let mut tmux = crate::io::tmux::Control::new(server.clone(), &t.pane);
+    let screen = tmux.read(&t.pane).ok();
     let paths = crate::io::answer::reply_files(
         profile,
         screen.as_ref().and_then(|s| s.pid),
-        proved.as_deref(),
+        t.proved.as_deref(),
     );
     let dialog = matches!(turn.state, State::Dialog(_));
+    let marks = &t.marks;
     let mut answer = match &paths {
         Err(why) => Answer::none(why.clone()),
         Ok(paths) => {
@@ -228,7 +324,7 @@ pub fn answer_after(
                 false => Duration::ZERO,
             };
             let deadline = Instant::now() + wait;
-            let mut last = crate::io::answer::read_answer(profile, &body.text, paths, marks);
+            let mut last = crate::io::answer::read_answer(profile, body, paths, marks);
             loop {
                 let settled =
                     !turn.done || dialog || last.error.is_some() || last.stop_reason.is_some();
@@ -236,7 +332,7 @@ pub fn answer_after(
                     break;
                 }
                 std::thread::sleep(Duration::from_millis(100));
-                let next = crate::io::answer::read_answer(profile, &body.text, paths, marks);
+                let next = crate::io::answer::read_answer(profile, body, paths, marks);
                 let still = next == last && next.has_reply();
                 last = next;
                 if still {
@@ -265,25 +361,22 @@ pub fn answer_after(
             "record (stop reason {})",
             answer.stop_reason.as_deref().unwrap_or_default()
         ));
-        rec.turn = Some(TurnReport::Ended(turn.clone()));
     }
     if !answer.has_reply() && a.from_screen {
         if let Some(s) = &screen {
-            answer = from_screen(s, &body.text);
+            answer = from_screen(s, body);
         }
     }
-    answer.started_at_ms = started_at_ms;
+    answer.started_at_ms = t.started_at_ms;
     answer.ended_at_ms = now_ms();
     answer.ended_by = turn
         .ended_by
         .clone()
         .or_else(|| Some(turn.state.to_string()));
     if dialog {
-        answer.dialog = screen
-            .as_ref()
-            .map(|s| after_prompt(s, &body.text).join("\n"));
+        answer.dialog = screen.as_ref().map(|s| after_prompt(s, body).join("\n"));
     }
-    asked.code = if dialog {
+    let code = if dialog {
         code::ASK_APPROVAL
     } else if !turn.done {
         crate::core::verify::turn_code(&turn)
@@ -294,10 +387,14 @@ pub fn answer_after(
     } else {
         0
     };
-    rec.exit_code = asked.code;
-    asked.answer = Some(answer);
-    asked.turn = Some(turn);
-    asked
+    Followed {
+        code,
+        answer: Some(answer),
+        report: TurnReport::Ended(turn.clone()),
+        turn: Some(turn),
+        err: None,
+        stopped: false,
+    }
 }
 
 /// The screen's rows after the last row that shows the prompt's last line

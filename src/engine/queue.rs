@@ -365,9 +365,14 @@ pub struct Kept {
     /// Why there is no answer, in words.
     #[serde(default)]
     pub error: Option<String>,
-    /// `ask --json`'s object: the receipt with its turn, and `answer`.
+    /// `ask --json`'s object: the receipt with its turn, and `answer` (while
+    /// `waiting`: the receipt).
     #[serde(default)]
     pub result: Option<serde_json::Value>,
+    /// While `waiting`: what the wait needs of the delivery, so that a watcher
+    /// started after this one stopped waits for the turn again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taken: Option<crate::engine::ask::Taken>,
 }
 
 /// Where asked items' answers are kept.

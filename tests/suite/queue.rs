@@ -1114,3 +1114,63 @@ fn an_asked_prompt_keeps_its_own_answer_and_the_next_prompt_waits_for_it() {
     assert_eq!(list.lines().count(), 2, "{list}");
     assert!(list.lines().all(|l| l.contains("\tanswered\t")), "{list}");
 }
+
+/// A watcher killed while it waits for an asked prompt's turn: the next
+/// watcher waits for that turn again and keeps the answer to that prompt
+/// (from the record's marks kept before it was typed), and types nothing again.
+#[test]
+fn an_asked_prompts_answer_survives_its_watcher_being_killed_mid_turn() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let qdir = srv.dir.path().join("queue");
+    let home = srv.dir.path().join("home-asked-killed");
+    let (pane, t) = srv.fake_in(&home, "claude", &["--records", "--busy-ms", "3000"]);
+    srv.wait_state(&pane, "ready", 15.0);
+    let o = queue_cmd(
+        &srv,
+        &qdir,
+        &["add", "-t", &pane, "--ask", "asked, then killed"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let id = text(&o.stdout).trim().to_string();
+    let mut w = KillOnDrop(
+        queue_cmd(&srv, &qdir, &["run"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(w.0.stdout.take().unwrap()));
+    let delivered = lines
+        .by_ref()
+        .map_while(|l| l.ok())
+        .find(|l| l.contains(&format!("\tdelivered\t{id}")));
+    assert!(delivered.is_some(), "the watcher never said it delivered");
+    // killed during the turn (by its PID: this test started it)
+    w.0.kill().unwrap();
+    let _ = w.0.wait();
+    let o = queue_cmd(&srv, &qdir, &["answer", &id, "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["state"], "stopped", "{v}");
+    let o = bounded(queue_cmd(
+        &srv,
+        &qdir,
+        &["run", "--once", "--max-secs", "30"],
+    ));
+    assert_eq!(code(&o), 0, "{}\n{}", text(&o.stdout), stderr(&o));
+    assert!(
+        text(&o.stdout).contains(&format!("\tanswered\t{id}")),
+        "{}",
+        text(&o.stdout)
+    );
+    let o = queue_cmd(&srv, &qdir, &["answer", &id]).output().unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        text(&o.stdout),
+        "Fake reply to prompt 1 (promptgate fake-agent).\n"
+    );
+    assert_eq!(prompts(&t), vec!["asked, then killed"]);
+}

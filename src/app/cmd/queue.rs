@@ -338,6 +338,13 @@ fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> R
         panes: Default::default(),
         done: tx,
     };
+    // the turns an earlier watcher stopped waiting for are waited for again
+    let resumed = resume_answers(server, profiles, dir, &r, &asks);
+    if resumed > 0 {
+        out(&format!(
+            "queue: waiting again for the answer(s) to {resumed} asked prompt(s) an earlier watcher delivered"
+        ))?;
+    }
     // the lines of the answers kept since the last look
     let drain = || -> Result<()> {
         for ev in answered.try_iter() {
@@ -362,7 +369,7 @@ fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> R
                     "queue: nothing queued for server {spec}{}{then}",
                     elsewhere(dir, &spec)
                 ))?;
-                if r.once {
+                if r.once && !asks.any() {
                     return Ok(0);
                 }
             } else {
@@ -714,9 +721,7 @@ fn deliver(
         );
         if let Some(marks) = marks {
             ev.detail += "; waiting for its answer";
-            keep_answer(
-                server, profiles, dir, item, r, asks, o, body, started, marks,
-            );
+            keep_answer(server, profiles, dir, item, r, asks, o, started, marks);
         }
         return (done, Some(ev));
     }
@@ -792,9 +797,10 @@ impl crate::engine::sink::Sink for Journal<'_> {
     }
 }
 
-/// An asked item was delivered: keep `waiting` for it now, then wait for its
-/// turn in a thread of its own (the other panes' prompts go on meanwhile) and
-/// keep the answer, as `ask` reads it.
+/// An asked item was delivered: keep `waiting` for it now (with what a later
+/// watcher needs to wait again), then wait for its turn in a thread of its own
+/// (the other panes' prompts go on meanwhile) and keep the answer, as `ask`
+/// reads it.
 #[allow(clippy::too_many_arguments)]
 fn keep_answer(
     server: &Server,
@@ -804,11 +810,11 @@ fn keep_answer(
     r: &QueueRunArgs,
     asks: &Asks,
     o: crate::engine::deliver::Outcome,
-    body: Body,
     started: u64,
     marks: crate::io::answer::Marks,
 ) {
-    let mut kept = queue::Kept {
+    let Some(rec) = o.rec.as_ref() else { return };
+    let kept = queue::Kept {
         id: item.id.clone(),
         server: item.server.clone(),
         pane: item.pane.clone(),
@@ -819,62 +825,111 @@ fn keep_answer(
         text: None,
         exit_code: None,
         error: None,
-        result: None,
+        result: Some(rec.to_json()),
+        taken: Some(crate::engine::ask::Taken::of(rec, &marks, started)),
     };
     if let Err(e) = queue::save_answer(dir, &kept) {
         eprintln!("promptgate: queue {}: cannot keep its answer: {e}", item.id);
         return;
     }
+    wait_for_answer(server, profiles, dir, r, asks, kept);
+}
+
+/// The answers an earlier watcher of this server and queue stopped waiting
+/// for (it was stopped or killed during the turn): this watcher waits for
+/// each turn again, from what was kept (the record's marks from before the
+/// prompt was typed), so the answer is the one to that prompt still. Kept
+/// answers of an older release, without that, stay as they are.
+fn resume_answers(
+    server: &Server,
+    profiles: &Profiles,
+    dir: &Path,
+    r: &QueueRunArgs,
+    asks: &Asks,
+) -> usize {
+    let spec = server.spec();
+    let mut n = 0;
+    for mut k in queue::load_answers(dir) {
+        if k.server != spec || k.state != "waiting" || k.taken.is_none() {
+            continue;
+        }
+        // this watcher holds the one watcher lock of this server and queue:
+        // whoever waited before has stopped
+        k.watcher_pid = std::process::id();
+        if let Err(e) = queue::save_answer(dir, &k) {
+            eprintln!("promptgate: queue {}: cannot keep its answer: {e}", k.id);
+            continue;
+        }
+        wait_for_answer(server, profiles, dir, r, asks, k);
+        n += 1;
+    }
+    n
+}
+
+/// Wait for the turn of `kept` (a delivered asked item) in a thread of its
+/// own, then keep its answer and say so.
+fn wait_for_answer(
+    server: &Server,
+    profiles: &Profiles,
+    dir: &Path,
+    r: &QueueRunArgs,
+    asks: &Asks,
+    mut kept: queue::Kept,
+) {
+    let Some(taken) = kept.taken.clone() else {
+        return;
+    };
     if let Ok(mut p) = asks.panes.lock() {
-        p.insert(item.pane.clone());
+        p.insert(kept.pane.clone());
     }
     let (server, profiles, dir) = (server.clone(), profiles.clone(), dir.to_path_buf());
-    let (asks, item) = (asks.clone(), item.clone());
+    let asks = asks.clone();
     let opts = crate::engine::ask::AskOpts {
         done_timeout: crate::app::cli::duration(r.done_timeout),
         from_screen: false,
         stop_on_signal: false,
     };
     std::thread::spawn(move || {
-        let asked = crate::engine::ask::answer_after(
-            &server, &profiles, o, &body, started, &marks, opts, None,
-        );
-        let v = asked.to_json();
-        kept.exit_code = Some(asked.code);
-        kept.state = if asked.code == 0 {
-            "answered"
-        } else {
-            "failed"
-        }
-        .into();
-        kept.text = asked
+        // (the queued body was sanitised when it was queued: as typed)
+        let f = crate::engine::ask::follow(&server, &profiles, &taken, &kept.body, opts, None);
+        let receipt = kept.result.take().unwrap_or_else(|| serde_json::json!({}));
+        let v = f.fill(receipt);
+        kept.exit_code = Some(f.code);
+        kept.state = if f.code == 0 { "answered" } else { "failed" }.into();
+        kept.text = f
             .answer
             .as_ref()
-            .filter(|_| asked.code == 0)
+            .filter(|_| f.code == 0)
             .map(|a| a.text.clone());
         kept.error = v.get("error").and_then(|e| e.as_str()).map(String::from);
         kept.result = Some(v);
+        kept.taken = None;
         let detail = match (&kept.text, &kept.error) {
             (Some(t), _) => format!(
                 "answered {}; queue answer {} prints it",
                 preview(t),
-                item.id
+                kept.id
             ),
             (None, e) => format!("no answer: {}", e.as_deref().unwrap_or("")),
         };
-        let what = if asked.code == 0 {
-            "answered"
-        } else {
-            "no-answer"
-        };
+        let what = if f.code == 0 { "answered" } else { "no-answer" };
         if let Err(e) = queue::save_answer(&dir, &kept) {
-            eprintln!("promptgate: queue {}: cannot keep its answer: {e}", item.id);
+            eprintln!("promptgate: queue {}: cannot keep its answer: {e}", kept.id);
         }
         // the line first, then the pane freed: a watcher that sees the pane
         // free finds the answer's line already waiting to be printed
-        let _ = asks.done.send(Event::new(&item, what, what.into(), detail));
+        let ev = Event {
+            pane: kept.pane.clone(),
+            id: kept.id.clone(),
+            key: what.into(),
+            what,
+            detail,
+            short: what.into(),
+            quiet: false,
+        };
+        let _ = asks.done.send(ev);
         if let Ok(mut p) = asks.panes.lock() {
-            p.remove(&item.pane);
+            p.remove(&kept.pane);
         }
     });
 }
