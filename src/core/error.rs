@@ -94,6 +94,10 @@ pub enum Error {
     },
     #[error("stopped by {} before anything was typed; nothing typed", signal_name(*.0))]
     Interrupted(i32),
+    /// The caller stopped the wait before anything was typed (an MCP client's
+    /// cancellation, or the client gone): as a Ctrl-C would (130).
+    #[error("cancelled while waiting; nothing typed")]
+    Cancelled,
     #[error("{0}")]
     Io(#[from] std::io::Error),
     #[error("{0}")]
@@ -198,6 +202,7 @@ impl Error {
             Error::Locked(..) => code::LOCKED,
             Error::DeliveryFailed { .. } => code::DELIVERY_FAILED,
             Error::Interrupted(sig) => code::INTERRUPTED_BASE + sig,
+            Error::Cancelled => code::INTERRUPTED_BASE + libc::SIGINT,
             Error::Io(_) | Error::Other(_) => code::INTERNAL,
         }
     }

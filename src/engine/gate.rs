@@ -305,9 +305,7 @@ pub fn wait(
             .as_ref()
             .is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst))
         {
-            return Err(crate::core::error::Error::Other(
-                "cancelled while waiting; nothing typed".into(),
-            ));
+            return Err(crate::core::error::Error::Cancelled);
         }
         let screen = read()?;
         polls += 1;

@@ -242,7 +242,13 @@ async fn a_cancelled_wait_stops_and_the_server_keeps_answering() {
     let t = Instant::now();
     loop {
         let text = std::fs::read_to_string(&log).unwrap_or_default();
-        if text.contains("cancelled while waiting; nothing typed") {
+        if let Some(line) = text
+            .lines()
+            .find(|l| l.contains("cancelled while waiting; nothing typed"))
+        {
+            // logged as a Ctrl-C before typing would be: 130, nothing typed
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert_eq!(v["exit_code"], 130, "{line}");
             break;
         }
         assert!(
