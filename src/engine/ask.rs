@@ -182,17 +182,23 @@ impl Followed {
     /// (`ask --json`'s object).
     pub fn fill(&self, mut v: Value) -> Value {
         v["turn"] = serde_json::to_value(&self.report).unwrap_or_default();
-        if let Some(a) = &self.answer {
-            v["answer"] = serde_json::to_value(a).unwrap_or_default();
-        }
-        v["exit_code"] = self.code.into();
-        if let Some(e) = &self.err {
-            v["error"] = e.to_string().into();
-        } else if let Some(w) = ask_words(self.code, self.answer.as_ref()) {
-            v["error"] = w.into();
-        }
-        v
+        with_answer(v, self.answer.as_ref(), self.code, self.err.as_ref())
     }
+}
+
+/// `v` (a receipt's JSON) with `answer`, the exit code and, where there is no
+/// answer, why (`error`).
+fn with_answer(mut v: Value, answer: Option<&Answer>, code: i32, err: Option<&Error>) -> Value {
+    if let Some(a) = answer {
+        v["answer"] = serde_json::to_value(a).unwrap_or_default();
+    }
+    v["exit_code"] = code.into();
+    if let Some(e) = err {
+        v["error"] = e.to_string().into();
+    } else if let Some(w) = ask_words(code, answer) {
+        v["error"] = w.into();
+    }
+    v
 }
 
 /// After a delivery: wait for the turn the prompt started, then read its answer.
@@ -447,20 +453,11 @@ impl Asked {
     /// `ask --json`: the send receipt (with its turn) plus `answer`; the pane's
     /// error where there is no receipt.
     pub fn to_json(&self) -> Value {
-        let mut v = match &self.rec {
+        let v = match &self.rec {
             Some(r) => r.to_json(),
             None => json!({"pane": self.pane}),
         };
-        if let Some(a) = &self.answer {
-            v["answer"] = serde_json::to_value(a).unwrap_or_default();
-        }
-        v["exit_code"] = self.code.into();
-        if let Some(e) = &self.err {
-            v["error"] = e.to_string().into();
-        } else if let Some(w) = ask_words(self.code, self.answer.as_ref()) {
-            v["error"] = w.into();
-        }
-        v
+        with_answer(v, self.answer.as_ref(), self.code, self.err.as_ref())
     }
 
     /// The agent's name, where the gate named one.

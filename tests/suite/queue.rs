@@ -1038,13 +1038,20 @@ fn on_a_full_disk_the_queue_types_nothing_it_could_not_journal() {
     );
 }
 
-#[test]
-fn an_asked_prompt_keeps_its_own_answer_and_the_next_prompt_waits_for_it() {
+/// A server, a queue directory and a fake Claude Code that records its
+/// replies and stays busy `busy_ms` a turn, ready: (server, queue, pane, transcript).
+fn asked_setup(busy_ms: &str) -> (TmuxServer, std::path::PathBuf, String, std::path::PathBuf) {
     let srv = TmuxServer::new(100, 30, &[]);
     let qdir = srv.dir.path().join("queue");
     let home = srv.dir.path().join("home-asked");
-    let (pane, t) = srv.fake_in(&home, "claude", &["--records", "--busy-ms", "1200"]);
+    let (pane, t) = srv.fake_in(&home, "claude", &["--records", "--busy-ms", busy_ms]);
     srv.wait_state(&pane, "ready", 15.0);
+    (srv, qdir, pane, t)
+}
+
+#[test]
+fn an_asked_prompt_keeps_its_own_answer_and_the_next_prompt_waits_for_it() {
+    let (srv, qdir, pane, t) = asked_setup("1200");
     let mut ids = Vec::new();
     for (body, ask) in [
         ("first, asked", true),
@@ -1120,11 +1127,7 @@ fn an_asked_prompt_keeps_its_own_answer_and_the_next_prompt_waits_for_it() {
 /// (from the record's marks kept before it was typed), and types nothing again.
 #[test]
 fn an_asked_prompts_answer_survives_its_watcher_being_killed_mid_turn() {
-    let srv = TmuxServer::new(100, 30, &[]);
-    let qdir = srv.dir.path().join("queue");
-    let home = srv.dir.path().join("home-asked-killed");
-    let (pane, t) = srv.fake_in(&home, "claude", &["--records", "--busy-ms", "3000"]);
-    srv.wait_state(&pane, "ready", 15.0);
+    let (srv, qdir, pane, t) = asked_setup("3000");
     let o = queue_cmd(
         &srv,
         &qdir,
