@@ -678,6 +678,7 @@ fn deliver(
         dir,
         item: &attempt,
         mark: None,
+        last: None,
     };
     let shared = Shared::new(Duration::from_millis(40));
     // an asked item: what the agent's reply files hold before anything is typed
@@ -726,14 +727,18 @@ fn deliver(
         return (done, Some(ev));
     }
     let state = o.rec.as_ref().map(|r| r.gate.state.clone());
-    // Where did it stop? The phase on disk says whether anything was typed.
-    let on_disk = queue::load_all(dir)
-        .ok()
-        .and_then(|v| v.into_iter().find(|i| i.id == item.id));
-    let phase = on_disk.map(|i| i.phase).unwrap_or(Phase::Pending);
+    // Where did it stop? The last phase this delivery journalled says whether
+    // anything was typed (none: nothing was), and what every later save of the
+    // item keeps: with it the record's mark from before typing, which the
+    // recovery reads before it ever presses a submit key again.
+    let phase = journal.last.unwrap_or(Phase::Pending);
+    attempt.record_mark = journal.mark.take().or(attempt.record_mark);
     let why = reason.clone().unwrap_or_default();
     let ev = match (phase, receipt.as_str()) {
-        (Phase::Pending, _) => {
+        // nothing typed: the gate did not open, or (after `typing` was
+        // journalled) tmux held the paste back and the gate then did not open
+        // again: pending, never held for a person
+        (Phase::Pending, _) | (Phase::Typing, "not-sent") => {
             let timed_out = o.code == code::TIMEOUT;
             let detail = match &state {
                 // the gate waited its --gate-timeout: only "not yet"
@@ -781,6 +786,8 @@ struct Journal<'a> {
     item: &'a Item,
     /// What the agent's record held before typing, journalled with the phases.
     mark: Option<crate::io::record::SavedMark>,
+    /// The last phase written (none: nothing was journalled, nothing typed).
+    last: Option<Phase>,
 }
 
 impl crate::engine::sink::Sink for Journal<'_> {
@@ -793,7 +800,9 @@ impl crate::engine::sink::Sink for Journal<'_> {
             record_mark: self.mark.clone(),
             ..self.item.clone()
         };
-        save_phase(self.dir, &item, phase, None, None)
+        save_phase(self.dir, &item, phase, None, None)?;
+        self.last = Some(phase);
+        Ok(())
     }
 }
 
