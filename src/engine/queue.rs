@@ -89,15 +89,23 @@ pub fn dir_and_source() -> (PathBuf, &'static str) {
             "the queue directory (under XDG_STATE_HOME)",
         );
     }
-    let base = std::env::var_os("HOME")
-        .filter(|v| !v.is_empty())
-        .map(|h| PathBuf::from(h).join(".local/state"))
-        .unwrap_or_else(std::env::temp_dir);
-    (
-        base.join("promptgate").join("queue"),
-        "the queue directory (~/.local/state/promptgate/queue)",
-    )
+    match std::env::var_os("HOME").filter(|v| !v.is_empty() && Path::new(v).is_absolute()) {
+        Some(h) => (
+            PathBuf::from(h).join(".local/state/promptgate/queue"),
+            "the queue directory (~/.local/state/promptgate/queue)",
+        ),
+        // no HOME (`env -i`, a service): this user's private directory under
+        // the temporary one, never a name another user could have made first
+        None => (
+            std::env::temp_dir()
+                .join(format!("promptgate-{}", unsafe { libc::geteuid() }))
+                .join("queue"),
+            TMP_QUEUE,
+        ),
+    }
 }
+
+const TMP_QUEUE: &str = "the queue directory (without HOME: $TMPDIR/promptgate-UID/queue)";
 
 /// The queue directory, canonical (two spellings of one directory are one
 /// queue), whether or not it exists yet.
@@ -109,7 +117,12 @@ pub fn dir() -> PathBuf {
 /// it came from.
 pub fn open_dir() -> Result<PathBuf> {
     let (d, what) = dir_and_source();
-    crate::io::store::dir(&d, what)
+    if what == TMP_QUEUE {
+        if let Some(parent) = d.parent() {
+            crate::io::store::private_dir(parent, what)?;
+        }
+    }
+    crate::io::store::own_dir(&d, what)
 }
 
 /// A new id that sorts in creation order.
@@ -284,7 +297,7 @@ pub fn claim(dir: &Path, id: &str) -> Result<Option<crate::io::store::FileLock>>
     if !valid_id(id) {
         return Ok(None);
     }
-    let claims = crate::io::store::dir(&dir.join(".claims"), "the queue's claims directory")?;
+    let claims = crate::io::store::own_dir(&dir.join(".claims"), "the queue's claims directory")?;
     crate::io::store::FileLock::try_take(&claims.join(format!("{id}.lock")), true)
 }
 
@@ -293,7 +306,7 @@ pub fn claim(dir: &Path, id: &str) -> Result<Option<crate::io::store::FileLock>>
 /// `queue run` of that directory meets it, whatever its environment says
 /// (`XDG_RUNTIME_DIR`, `TMPDIR`). `Ok(None)`: another watcher holds it.
 pub fn watcher_lock(dir: &Path, server: &str) -> Result<Option<crate::io::store::FileLock>> {
-    let claims = crate::io::store::dir(&dir.join(".claims"), "the queue's claims directory")?;
+    let claims = crate::io::store::own_dir(&dir.join(".claims"), "the queue's claims directory")?;
     let name = format!("watcher-{}.lock", crate::io::lock::key(server, "run"));
     crate::io::store::FileLock::try_take(&claims.join(name), true)
 }
@@ -388,7 +401,7 @@ pub fn save_answer(dir: &Path, k: &Kept) -> Result<()> {
             k.id
         )));
     }
-    let d = crate::io::store::dir(&answers_dir(dir), "the queue's answers directory")?;
+    let d = crate::io::store::own_dir(&answers_dir(dir), "the queue's answers directory")?;
     let text = serde_json::to_string_pretty(k).map_err(|e| Error::Other(e.to_string()))?;
     crate::io::store::replace_atomic(
         &d.join(format!("{}.json", k.id)),

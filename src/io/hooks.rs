@@ -543,6 +543,15 @@ pub fn record_event(agent: &str, event: &str) {
     });
     let path = event_file(&socket, &pane);
     if let Some(d) = path.parent() {
+        // the default's parent, `promptgate-UID` under a shared /tmp, is ours
+        // too: another user who made it first could swap `hooks` for a link
+        if std::env::var_os("PROMPTGATE_HOOKS_DIR").is_none_or(|v| v.is_empty()) {
+            if let Some(pd) = d.parent() {
+                if crate::io::store::private_dir(pd, "the hook events directory").is_err() {
+                    return;
+                }
+            }
+        }
         if crate::io::store::private_dir(d, "the hook events directory").is_err() {
             return;
         }

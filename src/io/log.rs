@@ -13,7 +13,12 @@ pub fn log_path() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_STATE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))?;
+        .or_else(|| {
+            // (an empty or relative HOME would put the log in the current directory)
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty() && std::path::Path::new(h).is_absolute())
+                .map(|h| PathBuf::from(h).join(".local/state"))
+        })?;
     Some(base.join("promptgate").join("deliveries.jsonl"))
 }
 

@@ -47,6 +47,31 @@ pub fn dir(path: &Path, purpose: &str) -> Result<PathBuf> {
     Ok(c)
 }
 
+/// [`dir`] for promptgate's own state that a person may point elsewhere (the
+/// queue and its claims and answers): the directories it makes are `0700`; one
+/// that exists is used with the mode its owner gave it, and refused when
+/// another user owns it (their items would be typed into our agents, and they
+/// would read our prompts and answers).
+pub fn own_dir(path: &Path, purpose: &str) -> Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+        .map_err(|e| err(&format!("cannot create {purpose}"), path, e))?;
+    let c = dir(path, purpose)?;
+    let m = std::fs::metadata(&c).map_err(|e| err(&format!("cannot use {purpose}"), &c, e))?;
+    let me = unsafe { libc::geteuid() };
+    if m.uid() != me {
+        return Err(Error::Other(format!(
+            "cannot use {purpose} {}: it is a directory of user {}, not of this user ({me})",
+            c.display(),
+            m.uid()
+        )));
+    }
+    Ok(c)
+}
+
 /// [`dir`] for a directory only this user may use (locks, hook events; often
 /// under a shared `/tmp`): made `0700`, and refused unless it is a directory
 /// (not a symlink) owned by this user. Another user's directory planted at the
@@ -236,7 +261,7 @@ fn fsync_dir(d: &Path) -> std::io::Result<()> {
 pub fn write_atomic(path: &Path, bytes: &[u8], purpose: &str) -> Result<()> {
     let target = write_target(path);
     let old = std::fs::metadata(&target).ok().filter(|m| m.is_file());
-    write_file(&target, bytes, purpose, old)
+    write_file(&target, bytes, purpose, old, 0o666)
 }
 
 /// [`write_atomic`], the file getting the mode and owner of `like` (a backup
@@ -247,22 +272,25 @@ pub fn write_atomic_like(path: &Path, bytes: &[u8], purpose: &str, like: &Path) 
         .ok()
         .filter(|m| m.is_file())
         .or_else(|| std::fs::metadata(&target).ok().filter(|m| m.is_file()));
-    write_file(&target, bytes, purpose, keep)
+    write_file(&target, bytes, purpose, keep, 0o666)
 }
 
 /// [`write_atomic`] that replaces whatever is at `path` (a symlink there is
 /// replaced, never followed): for files promptgate alone owns, such as a queue
-/// item, where a link would write elsewhere.
+/// item, where a link would write elsewhere. The file is this user's, mode
+/// `0600` (it holds a prompt, or an agent's answer).
 pub fn replace_atomic(path: &Path, bytes: &[u8], purpose: &str) -> Result<()> {
-    let old = std::fs::symlink_metadata(path).ok().filter(|m| m.is_file());
-    write_file(path, bytes, purpose, old)
+    write_file(path, bytes, purpose, None, 0o600)
 }
 
+/// Write `target` through a temporary file beside it; the new file gets
+/// `old`'s owner and mode, or `mode` (less the umask) where there is none.
 fn write_file(
     target: &Path,
     bytes: &[u8],
     purpose: &str,
     old: Option<std::fs::Metadata>,
+    mode: u32,
 ) -> Result<()> {
     static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let parent = match target.parent() {
@@ -282,7 +310,7 @@ fn write_file(
     let mut f = OpenOptions::new()
         .write(true)
         .create_new(true)
-        .mode(if old.is_some() { 0o600 } else { 0o666 })
+        .mode(if old.is_some() { 0o600 } else { mode })
         .open(&tmp)
         .map_err(fail)?;
     (|| -> std::io::Result<()> {

@@ -1177,3 +1177,24 @@ fn an_asked_prompts_answer_survives_its_watcher_being_killed_mid_turn() {
     );
     assert_eq!(prompts(&t), vec!["asked, then killed"]);
 }
+
+/// The queue holds prompts and agents' answers: the directories it makes are
+/// this user's alone (0700) and so is every item it writes (0600), whatever
+/// the umask.
+#[test]
+fn queued_prompts_are_private_files_in_private_directories() {
+    use std::os::unix::fs::PermissionsExt;
+    let srv = TmuxServer::new(100, 30, &[]);
+    let qdir = srv.dir.path().join("state").join("queue");
+    let (pane, _t) = srv.fake("claude", &[]);
+    srv.wait_state(&pane, "ready", 15.0);
+    let o = queue_cmd(&srv, &qdir, &["add", "-t", &pane, "a private prompt"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let id = text(&o.stdout).trim().to_string();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&qdir), 0o700);
+    assert_eq!(mode(&qdir.parent().unwrap().to_path_buf()), 0o700);
+    assert_eq!(mode(&qdir.join(format!("{id}.json"))), 0o600);
+}
