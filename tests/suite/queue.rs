@@ -1195,6 +1195,6 @@ fn queued_prompts_are_private_files_in_private_directories() {
     let id = text(&o.stdout).trim().to_string();
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&qdir), 0o700);
-    assert_eq!(mode(&qdir.parent().unwrap().to_path_buf()), 0o700);
+    assert_eq!(mode(qdir.parent().unwrap()), 0o700);
     assert_eq!(mode(&qdir.join(format!("{id}.json"))), 0o600);
 }
