@@ -1077,10 +1077,21 @@ impl Job<'_> {
             let refused = match v0.state {
                 State::Dialog(_) | State::InMode | State::Draft => Some(v0.state.clone()),
                 _ if draft => Some(State::Draft),
+                // no composer and no known picture: what the profile cannot read
+                // (a new release's dialog, a menu) may take a `1` or an Enter
+                State::Unknown | State::Starting if v0.composer.is_none() && !a.to_any_process => {
+                    Some(v0.state.clone())
+                }
                 _ => None,
             };
             if let Some(state) = refused {
-                let reason = format!("{} (--force skips the wait, not this)", v0.reason());
+                let reason = match state {
+                    State::Unknown | State::Starting => format!(
+                        "{} (no composer on screen: --force types only where the agent's composer shows, or into a busy agent)",
+                        v0.reason()
+                    ),
+                    _ => format!("{} (--force skips the wait, not this)", v0.reason()),
+                };
                 return Ok(Step::Refused(refusal(&state, &reason, false)));
             }
         }
@@ -1169,6 +1180,26 @@ impl Job<'_> {
                     resubmits: 0,
                     verify_ms: 0,
                 })));
+            }
+            // the submit key goes where the agent's composer shows (with the
+            // body), or to a busy agent (a forced send, which it queues): a
+            // (`--to-any-process`: whatever runs there, as asked)
+            // picture with no composer that no rule reads (a dialog of a newer
+            // release, a menu) could take the Enter as its answer
+            if vb.composer.is_none() && vb.state != State::Busy && !a.to_any_process {
+                if held_back < MAX_HELD_BACK {
+                    held_back += 1;
+                    before = settle(tmux, pane, profile, clock, quiet, settle_max, &mut typed)?;
+                    continue;
+                }
+                return Err(Error::PaneChanged(
+                    pane.to_string(),
+                    format!(
+                        "in the moment before the submit no composer shows ({}: {}); the body is typed but not submitted",
+                        vb.state,
+                        vb.reason()
+                    ),
+                ));
             }
             if !announced {
                 sink.phase(Phase::Submitting)?;
@@ -1851,6 +1882,68 @@ mod tests {
         assert_eq!(o.code, code::RECEIPT_REFUSED);
         let rec = o.rec.unwrap();
         assert_eq!(rec.rule(), "verify.dialog-before-submit");
+    }
+
+    /// A picture no rule reads and with no composer replaces the composer
+    /// after the paste (a dialog of a newer release, a menu): the Enter, which
+    /// could answer it, is never pressed; the body is typed but not submitted.
+    #[test]
+    fn no_enter_into_a_picture_with_no_composer() {
+        let unknown = || {
+            let mut s = dialog();
+            for (i, r) in s.rows.iter_mut().enumerate() {
+                *r = match i {
+                    3 => " Pick what this tool may do next:".into(),
+                    5 => "   > Allow it always".into(),
+                    6 => "     Allow it this time".into(),
+                    7 => "     Do not allow it".into(),
+                    _ => String::new(),
+                };
+            }
+            s
+        };
+        let v = crate::core::detect::detect(
+            &Profiles::builtin().get("claude").unwrap().clone(),
+            &unknown(),
+        );
+        assert!(v.composer.is_none(), "{v:?}");
+        assert!(
+            !matches!(v.state, State::Dialog(_) | State::Busy),
+            "{}",
+            v.state
+        );
+        for force in [false, true] {
+            let mut tmux = FakeTmux::new(
+                PANE,
+                Box::new(
+                    move |log: &[String], _: &str| match typed_at(log).is_some() {
+                        true => ("unknown".into(), unknown()),
+                        false => ("ready".into(), ready()),
+                    },
+                ),
+            );
+            let opts = SendOpts { force, ..claude() };
+            let (o, _) = run(&mut tmux, BODY, &opts);
+            assert!(tmux.calls("key").is_empty(), "{:#?}", tmux.log);
+            assert_eq!(o.code, code::PANE_CHANGED, "{:?}", o.err);
+            assert!(
+                o.err
+                    .as_ref()
+                    .is_some_and(|e| e.to_string().contains("no composer shows")),
+                "{:?}",
+                o.err
+            );
+        }
+        // --force at such a picture types nothing at all
+        let mut tmux = FakeTmux::new(PANE, Box::new(move |_, _| ("unknown".into(), unknown())));
+        let opts = SendOpts {
+            force: true,
+            ..claude()
+        };
+        let (o, _) = run(&mut tmux, BODY, &opts);
+        assert!(typed_at(&tmux.log).is_none(), "{:#?}", tmux.log);
+        assert!(tmux.calls("key").is_empty(), "{:#?}", tmux.log);
+        assert_ne!(o.code, 0);
     }
 
     /// The Enter keeps not taking (the body stays in the composer): submit is
