@@ -1183,9 +1183,9 @@ impl Job<'_> {
             }
             // the submit key goes where the agent's composer shows (with the
             // body), or to a busy agent (a forced send, which it queues): a
-            // (`--to-any-process`: whatever runs there, as asked)
             // picture with no composer that no rule reads (a dialog of a newer
             // release, a menu) could take the Enter as its answer
+            // (`--to-any-process`: whatever runs there, as asked)
             if vb.composer.is_none() && vb.state != State::Busy && !a.to_any_process {
                 if held_back < MAX_HELD_BACK {
                     held_back += 1;
