@@ -22,10 +22,14 @@ pub fn agent_panes(
 ) -> Result<Vec<String>> {
     let mut tmux = Process::new(server.clone());
     let mut panes = Vec::new();
+    // a window linked into several sessions (grouped sessions, `link-window`)
+    // lists its panes once per session: each pane once, or it gets the body twice
+    let mut seen = std::collections::HashSet::new();
     let listed: Vec<_> = tmux
         .list_panes()?
         .into_iter()
         .filter(|p| session.is_none_or(|s| p.target.split(':').next() == Some(s)))
+        .filter(|p| seen.insert(p.id.clone()))
         .collect();
     // one batched read for all of them (over ssh one round trip, not one a pane)
     let ids: Vec<String> = listed.iter().map(|p| p.id.clone()).collect();

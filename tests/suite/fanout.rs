@@ -106,3 +106,30 @@ fn several_targets_and_a_bad_one() {
     assert_eq!(prompts(&tb), vec!["hello both", "only gemini"]);
     assert_eq!(prompts(&ta), vec!["hello both"]);
 }
+
+/// A window linked into two sessions (a grouped session) lists each of its
+/// panes twice: `--all-agents` and `--every` deliver to each pane once.
+#[test]
+fn a_pane_in_two_sessions_gets_a_fan_out_once() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let (a, ta) = srv.fake("claude", &["--busy-ms", "50"]);
+    srv.wait_state(&a, "ready", 10.0);
+    let session = srv.tmux_out(&["display", "-p", "-t", &a, "#{session_name}"]);
+    srv.tmux(&["new-session", "-d", "-t", session.trim(), "-s", "grouped"]);
+    let listed = srv.tmux_out(&["list-panes", "-a", "-F", "#{pane_id}"]);
+    assert!(
+        listed.lines().filter(|l| l.trim() == a).count() >= 2,
+        "the pane is listed once per session: {listed}"
+    );
+    for (args, body) in [
+        (&["--all-agents", "--wait-busy"][..], "to all agents"),
+        (&["--every", "claude", "--wait-busy"][..], "to every claude"),
+    ] {
+        let mut v = vec!["send"];
+        v.extend_from_slice(args);
+        v.push(body);
+        let o = srv.pg(&v);
+        assert_eq!(code(&o), 0, "{args:?}: {}", stderr(&o));
+    }
+    assert_eq!(prompts(&ta), vec!["to all agents", "to every claude"]);
+}
