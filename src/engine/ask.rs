@@ -231,6 +231,11 @@ pub fn answer_after(
     let Some(rec) = asked.rec.as_mut().filter(|_| code == 0) else {
         return asked;
     };
+    // typing is over: without `stop_on_signal` (the MCP server) a signal held
+    // meanwhile takes effect now, not after the turn
+    if !a.stop_on_signal {
+        crate::io::interrupt::finished();
+    }
     let f = follow(
         server,
         profiles,

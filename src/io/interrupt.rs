@@ -8,9 +8,16 @@
 //! pastes all of it or, killed itself first, nothing. See `tmux::Process::run`.)
 
 use crate::core::error::{Error, Result};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 
-static TYPING: AtomicBool = AtomicBool::new(false);
+/// How many deliveries have begun typing and not yet finished (the MCP
+/// server and the queue deliver to several panes at once).
+static TYPING: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// This thread's delivery counts in [`TYPING`].
+    static MINE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
 /// A live status line is on stderr (`cmd::live`): erase it before dying.
 pub static LINE_DRAWN: AtomicBool = AtomicBool::new(false);
 
@@ -32,7 +39,7 @@ static WAITING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize:
 pub static STOP_WAIT: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(sig: libc::c_int) {
-    if TYPING.load(Ordering::SeqCst) {
+    if TYPING.load(Ordering::SeqCst) > 0 {
         PENDING.store(sig, Ordering::SeqCst);
     } else if WAITING.load(Ordering::SeqCst) > 0 {
         STOP_WAIT.store(true, Ordering::SeqCst);
@@ -64,16 +71,30 @@ pub fn install() {
 /// signal waits for the send to finish. A signal that already came (another
 /// target of a fan-out had begun typing) stops this one untyped.
 pub fn begin_typing() -> Result<()> {
-    TYPING.store(true, Ordering::SeqCst);
+    if !MINE.with(|m| m.replace(true)) {
+        TYPING.fetch_add(1, Ordering::SeqCst);
+    }
     match PENDING.load(Ordering::SeqCst) {
         0 => Ok(()),
         sig => Err(Error::Interrupted(sig)),
     }
 }
 
-/// A send has finished and reported: a signal held back since its typing
-/// began now takes effect (the process ends by it, as it would have).
+/// This thread's send has finished and reported: once no other send is
+/// typing, a signal held back since typing began takes effect (the process
+/// ends by it, as it would have). A thread that typed nothing changes nothing.
 pub fn finished() {
+    if !MINE.with(|m| m.replace(false)) {
+        return;
+    }
+    let before = TYPING
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+            Some(n.saturating_sub(1))
+        })
+        .unwrap_or(0);
+    if before > 1 {
+        return;
+    }
     if let Some(sig) = take_held("came while a prompt was being typed: the send was finished first")
     {
         die_of(sig);
@@ -92,7 +113,6 @@ pub fn held_at_exit() {
 /// Typing is over: the signal held back meanwhile, if any, said on stderr
 /// (`promptgate: SIGNAL <said>`).
 fn take_held(said: &str) -> Option<i32> {
-    TYPING.store(false, Ordering::SeqCst);
     let sig = PENDING.swap(0, Ordering::SeqCst);
     (sig != 0).then(|| {
         eprintln!("promptgate: {} {said}", name(sig));
@@ -109,7 +129,9 @@ impl Waiting {
     /// while it was typed stops the wait at once.
     pub fn begin() -> Waiting {
         WAITING.fetch_add(1, Ordering::SeqCst);
-        TYPING.store(false, Ordering::SeqCst);
+        // (a one-shot command: every delivery of it is over)
+        TYPING.store(0, Ordering::SeqCst);
+        MINE.with(|m| m.set(false));
         if PENDING.swap(0, Ordering::SeqCst) != 0 {
             STOP_WAIT.store(true, Ordering::SeqCst);
         }

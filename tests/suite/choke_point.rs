@@ -486,3 +486,36 @@ fn ask_refuses_to_any_process() {
     let help = text(&srv.pg(&["send", "--help"]).stdout);
     assert!(help.contains("--to-any-process"), "{help}");
 }
+
+/// The MCP server after a delivery: a SIGTERM ends it as before the first one
+/// (it used to be held for good, and every later send failed "stopped by
+/// SIGTERM before anything was typed").
+#[test]
+fn the_mcp_server_ends_on_sigterm_after_a_delivery() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (pane, t) = srv.fake("claude", &[]);
+    srv.wait_state(&pane, "ready", 15.0);
+    let mut mcp = Mcp::start(&srv, &[]);
+    let r = mcp.call(
+        2,
+        "tools/call",
+        json!({"name": "send_prompt", "arguments": {"target": pane, "body": "one delivery"}}),
+    );
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    assert_eq!(prompts(&t), vec!["one delivery"]);
+    // (the server this test started, by its PID)
+    unsafe { libc::kill(mcp.child.id() as i32, libc::SIGTERM) };
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = mcp.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the server kept running after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+}

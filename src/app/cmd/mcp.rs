@@ -587,10 +587,16 @@ impl Drop for Progress {
 
 /// Run `f` off the async threads, so that a long wait never blocks the
 /// server's other calls.
+/// A job that typed counts as finished when it returns, whatever way it
+/// returns: a SIGTERM held while it typed then ends the server, once no other
+/// job is typing (the job's threads are pooled: none stays counted as typing).
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    tokio::task::spawn_blocking(f)
-        .await
-        .expect("a blocking tool job panicked")
+    tokio::task::spawn_blocking(move || {
+        let _done = crate::io::interrupt::Finished;
+        f()
+    })
+    .await
+    .expect("a blocking tool job panicked")
 }
 
 /// Cancelled once the client's input ends: nobody is left to take an answer.
@@ -854,6 +860,9 @@ impl Gatekeeper {
                 rec["error"] = e.to_string().into();
             }
             sink.finish(&Finished::Json(&rec));
+            // logged: a signal held while it was typed takes effect now, not
+            // after an `until_done` wait
+            crate::io::interrupt::finished();
             let receipt = typed
                 .as_ref()
                 .map_or(ReceiptKind::NotSent.as_str(), |r| r.receipt.as_str());
