@@ -430,6 +430,10 @@ struct Prepared {
     /// verify then never presses submit again (the agent took the prompt, whatever
     /// the screen still shows).
     taken: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// The submit key may have reached the pane: set before its tmux call,
+    /// cleared only when tmux held it back. An error after it cannot say the
+    /// prompt was not taken.
+    pressed: std::sync::atomic::AtomicBool,
 }
 
 /// What gating and typing came to.
@@ -534,6 +538,20 @@ impl Delivery<'_> {
                 });
                 (receipt_code(&j.receipt), None)
             }
+            // an error after the submit key may have reached the pane (a read
+            // that timed out in the verify, a submit call that lost its
+            // connection): the agent may have taken the prompt, so `unknown`
+            // (34: look before sending again), never `failed`, which a wrapper
+            // may retry
+            Some(Err(e))
+                if !attempt.untyped && prep.pressed.load(std::sync::atomic::Ordering::SeqCst) =>
+            {
+                rec.receipt = ReceiptKind::Unknown;
+                let e = Error::Other(format!(
+                    "{e}; the submit key was pressed: the agent may have taken the prompt (look at the pane before sending it again)"
+                ));
+                (receipt_code(&ReceiptKind::Unknown), Some(e))
+            }
             Some(Err(e)) => {
                 // nothing typed (the pane kept changing): not-sent, as a gate refusal
                 rec.receipt = if attempt.untyped {
@@ -619,6 +637,7 @@ impl Delivery<'_> {
             pane_pid,
             submitted: None,
             taken: None,
+            pressed: Default::default(),
         })
     }
 
@@ -678,6 +697,7 @@ impl Delivery<'_> {
                 shared,
                 submitted: prep.submitted.as_ref(),
                 taken: prep.taken.as_deref(),
+                pressed: &prep.pressed,
             };
             match job.run(tmux, clock, sink) {
                 Ok(Step::Regate(why)) if regates.len() < MAX_REGATES => regates.push(why),
@@ -1034,6 +1054,8 @@ struct Job<'a> {
     submitted: Option<&'a std::sync::mpsc::Sender<String>>,
     /// Set once the agent's record holds the body (see `Prepared::taken`).
     taken: Option<&'a std::sync::atomic::AtomicBool>,
+    /// See `Prepared::pressed`.
+    pressed: &'a std::sync::atomic::AtomicBool,
 }
 
 impl Job<'_> {
@@ -1049,6 +1071,7 @@ impl Job<'_> {
             shared,
             submitted,
             taken,
+            pressed,
         } = *self;
         let force = a.force;
         // A screen read this very moment, of the live process the gate saw, is the
@@ -1209,6 +1232,8 @@ impl Job<'_> {
             // when the submit key was issued (its tmux call may return much later
             // on a loaded machine, after the agent has already taken the prompt)
             let mut pressed_at = 0;
+            // (an error of the call leaves it set: the key may have reached tmux)
+            pressed.store(true, std::sync::atomic::Ordering::SeqCst);
             if shared.in_slot(|| {
                 pressed_at = crate::io::tmux::now_ms() as u64;
                 submit(tmux, pane, pl, guard.as_ref())
@@ -1219,6 +1244,8 @@ impl Job<'_> {
                 }
                 break;
             }
+            // tmux held the key back: not pressed
+            pressed.store(false, std::sync::atomic::Ordering::SeqCst);
             held_back += 1;
             if held_back > MAX_HELD_BACK {
                 return Err(Error::PaneChanged(
@@ -1944,6 +1971,32 @@ mod tests {
         assert!(typed_at(&tmux.log).is_none(), "{:#?}", tmux.log);
         assert!(tmux.calls("key").is_empty(), "{:#?}", tmux.log);
         assert_ne!(o.code, 0);
+    }
+
+    /// A read that fails after the submit key (tmux timed out on a loaded
+    /// machine): the agent may have taken the prompt, so the receipt is
+    /// `unknown` (34), never `failed` (30), which a wrapper may send again on.
+    #[test]
+    fn an_error_after_the_submit_key_is_unknown_not_failed() {
+        let mut tmux = FakeTmux::new(
+            PANE,
+            Box::new(|log: &[String], _: &str| match typed_at(log).is_some() {
+                true => ("typed".into(), typed()),
+                false => ("ready".into(), ready()),
+            }),
+        );
+        tmux.fail_reads_after_key = true;
+        let (o, _) = run(&mut tmux, BODY, &claude());
+        assert_eq!(tmux.calls("key"), vec!["key Enter"], "{:#?}", tmux.log);
+        assert_eq!(receipt(&o), "unknown", "{:?}", o.err);
+        assert_eq!(o.code, code::RECEIPT_UNKNOWN, "{:?}", o.err);
+        assert!(
+            o.err
+                .as_ref()
+                .is_some_and(|e| e.to_string().contains("may have taken")),
+            "{:?}",
+            o.err
+        );
     }
 
     /// The Enter keeps not taking (the body stays in the composer): submit is

@@ -26,6 +26,9 @@ pub struct FakeTmux {
     world: World,
     /// Every write from now on fails (`Err`), as when tmux or the pane is gone.
     pub fail_writes: bool,
+    /// Every read after a key was pressed fails (`Err`), as a tmux call that
+    /// timed out on a loaded machine.
+    pub fail_reads_after_key: bool,
     server_key: String,
 }
 
@@ -38,6 +41,7 @@ impl FakeTmux {
             log: Vec::new(),
             world,
             fail_writes: false,
+            fail_reads_after_key: false,
             // a lock of its own for each fake (tests run in parallel)
             server_key: format!("fake-{}-{n}", std::process::id()),
         }
@@ -88,6 +92,12 @@ impl FakeTmux {
 impl Tmux for FakeTmux {
     fn read(&mut self, pane: &str) -> Result<Screen> {
         self.check_pane(pane)?;
+        if self.fail_reads_after_key && self.log.iter().any(|l| l.starts_with("key ")) {
+            self.log.push("failed read".into());
+            return Err(crate::core::error::Error::Other(
+                "tmux did not answer in time".into(),
+            ));
+        }
         Ok(self.show("read"))
     }
     fn resolve(&mut self, target: &str) -> Result<String> {
