@@ -285,6 +285,13 @@ impl Shared {
         self
     }
 
+    /// The caller gave up (see [`Shared::with_cancel`]).
+    fn cancelled(&self) -> bool {
+        self.cancel
+            .as_ref()
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::SeqCst))
+    }
+
     pub fn new(stagger: Duration) -> Shared {
         Shared {
             last_submit: std::sync::Mutex::new(None),
@@ -661,6 +668,12 @@ impl Delivery<'_> {
         let mut opened_ms;
         let (gate, run) = loop {
             let t_gate = clock.now();
+            // a caller that gave up while the lock was waited for (or between
+            // two gates) gets nothing typed, --force or not (the gate itself
+            // stops on it too)
+            if shared.cancelled() {
+                return Err(Error::Cancelled);
+            }
             let gate = if force {
                 forced_gate(tmux, self.profiles, profile, pane, a)?
             } else {
@@ -1129,6 +1142,9 @@ impl Job<'_> {
             )));
         }
         // told (the queue journals it) before the first byte, or nothing is typed
+        if shared.cancelled() {
+            return Ok(Step::Refused(Error::Cancelled));
+        }
         sink.phase(Phase::Typing)?;
         // tmux pastes only while the pane is as that look saw it
         let guard = Guard::of(&s0);

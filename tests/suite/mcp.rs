@@ -14,14 +14,29 @@ use std::time::{Duration, Instant};
 type Client = RunningService<RoleClient, ()>;
 
 async fn connect(srv: &TmuxServer, caller: Option<&str>, extra: &[&str]) -> Client {
+    connect_env(srv, caller, extra, &[]).await
+}
+
+/// [`connect`], the server started with `env` set too.
+async fn connect_env(
+    srv: &TmuxServer,
+    caller: Option<&str>,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Client {
     let log = srv.dir.path().join("deliveries.jsonl");
     let socket = srv.socket.clone();
     let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+    let env: Vec<(String, String)> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     let caller = caller.map(str::to_string);
     let cmd = tokio::process::Command::new(bin()).configure(move |c| {
         c.args(["-L", &socket, "mcp"]).args(&extra);
         c.env_remove("TMUX").env_remove("TMUX_PANE");
         c.env("PROMPTGATE_LOG", &log);
+        c.envs(env.iter().map(|(k, v)| (k, v)));
         if let Some(p) = &caller {
             c.env("TMUX_PANE", p);
         }
@@ -460,4 +475,38 @@ fn a_client_that_goes_away_cancels_its_waiting_send() {
         vec!["long-turn"],
         "typed for a client that went away"
     );
+}
+
+/// `PROMPTGATE_GATE=off` skips the gate's wait, not a cancellation: a send
+/// that waited for another sender's lock and was cancelled meanwhile types
+/// nothing once the lock is free.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_forced_send_waiting_for_the_lock_types_nothing() {
+    let srv = TmuxServer::new(120, 40, &[]);
+    let (pane, transcript) = srv.fake("claude", &[]);
+    srv.wait_state(&pane, "ready", 10.0);
+    // the pane's lock, held as another sender would hold it
+    let socket = srv.tmux_out(&["display", "-p", "#{socket_path}"]);
+    let socket = std::fs::canonicalize(socket.trim()).unwrap();
+    let lock = promptgate::io::lock::pane_lock_path(socket.to_str().unwrap(), &pane);
+    promptgate::io::store::private_dir(lock.parent().unwrap(), "the test's lock directory")
+        .unwrap();
+    let held = promptgate::io::store::FileLock::try_take(&lock, false)
+        .unwrap()
+        .expect("the pane's lock is free");
+    let c = connect_env(&srv, None, &[], &[("PROMPTGATE_GATE", "off")]).await;
+    let args = json!({"target": pane, "body": "never typed"});
+    let handle = cancellable(&c, "send_prompt", args).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    handle.cancel(Some("enough".into())).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(held);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(
+        prompts(&transcript).is_empty(),
+        "{:?}",
+        prompts(&transcript)
+    );
+    assert!(!srv.capture(&pane).contains("never typed"));
+    let _ = c.cancel().await;
 }
