@@ -584,6 +584,22 @@ fn fan_out_has_its_own_flag_every_and_agent_always_names_the_profile() {
         vec!["send", "--every", "claude", "--agent", "claude", "x"],
         vec!["send", "--every", "claude", "--all-agents", "x"],
         vec!["send", "-t", &a, "--session", "main", "x"],
+        // --to-any-process: one pane named with -t, with --agent, no fan-out
+        vec!["send", "-t", &a, "--to-any-process", "--force", "x"],
+        vec!["send", "--all-agents", "--to-any-process", "--force", "x"],
+        vec!["send", "--every", "claude", "--to-any-process", "x"],
+        vec![
+            "send",
+            "-t",
+            &a,
+            "-t",
+            &b,
+            "--agent",
+            "claude",
+            "--to-any-process",
+            "x",
+        ],
+        vec!["send", "--agent", "claude", "--to-any-process", "x"],
     ] {
         let o = srv.pg(&args);
         assert_eq!(code(&o), 2, "{args:?}: {}", stderr(&o));

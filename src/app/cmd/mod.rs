@@ -53,6 +53,29 @@ pub fn run(cli: Cli) -> Result<i32> {
             ));
         }
     }
+    // `--to-any-process` types into one pane named with -t, with the profile
+    // --agent names: never a fan-out or a fleet (every pane whose shell holds a
+    // stopped agent would run the body as a command)
+    if let Command::Send(a) = &cli.command {
+        if a.to_any_process {
+            if a.agent.is_none() {
+                return Err(Error::Usage(
+                    "--to-any-process needs --agent NAME (the profile to type with; docs/safety.md)"
+                        .into(),
+                ));
+            }
+            let many = a.all_agents
+                || a.every.is_some()
+                || a.targets.len() > 1
+                || srv.host.len() > 1
+                || a.hosts.is_some();
+            if many || a.targets.is_empty() {
+                return Err(Error::Usage(
+                    "--to-any-process types into one pane: name it with -t, and no fan-out (--all-agents, --every, several -t) or fleet".into(),
+                ));
+            }
+        }
+    }
     // several hosts (or a hosts file): one fleet, each host's send in a process of its own
     match &cli.command {
         Command::Send(a) if srv.host.len() > 1 || a.hosts.is_some() => {
