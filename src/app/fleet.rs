@@ -374,13 +374,28 @@ fn run_host(
         .last()
         .unwrap_or("")
         .to_string();
+    let why_stopped = format!(
+        "{host}: no answer within --host-timeout {} s; stopped",
+        opts.host_timeout.as_secs_f64()
+    );
     if timed_out {
-        let mut r = fail(format!(
-            "{host}: no answer within --host-timeout {} s; stopped",
-            opts.host_timeout.as_secs_f64()
-        ));
-        r.json = json;
-        return r;
+        // stopped, but it printed its receipt (a prompt being typed is finished
+        // first, a turn's wait stops): what it delivered stays its rows, so that
+        // a `consumed` prompt is never reported `not-sent` (and sent again)
+        if let Some(mut v) = json {
+            v["host_timed_out"] = true.into();
+            if v.get("error").is_none_or(Value::is_null) {
+                v["error"] = why_stopped.into();
+            }
+            return HostRun {
+                host: host.to_string(),
+                code: code::STOPPED_AFTER_DELIVERY,
+                json: Some(v),
+                failed: None,
+                ms: 0,
+            };
+        }
+        return fail(why_stopped);
     }
     let Some(json) = json else {
         return fail(format!(
@@ -445,6 +460,11 @@ pub fn fleet_code(runs: &[HostRun], rows: &[Value]) -> i32 {
     if runs.iter().any(|r| r.failed.is_some()) {
         return code::FLEET_HOST_FAILED;
     }
+    // a host stopped at --host-timeout after its prompt was delivered
+    let stopped = |r: &HostRun| r.json.as_ref().is_some_and(|v| v["host_timed_out"] == true);
+    if runs.iter().any(stopped) && delivered(rows) {
+        return code::STOPPED_AFTER_DELIVERY;
+    }
     let consumed = consumed(rows);
     fanout_code(consumed, rows.len())
 }
@@ -502,6 +522,24 @@ pub fn child_args(args: &[OsString]) -> Vec<OsString> {
     out
 }
 
+/// How long one host's child may take: `--host-timeout`, but at least as long
+/// as the waits it was asked for (the turn's `--done-timeout`, `--when-ready`'s
+/// ten minutes of gate), and two minutes for the delivery.
+fn host_timeout(a: &SendArgs, asking: bool) -> f64 {
+    let turn = match asking || a.until_done {
+        true => a.done_timeout,
+        false => 0.0,
+    };
+    let gate = match a.when_ready {
+        true => a.gate.timeout.max(600.0),
+        false => 0.0,
+    };
+    match turn + gate {
+        0.0 => a.host_timeout,
+        w => a.host_timeout.max(w + 120.0),
+    }
+}
+
 /// `promptgate send` on a fleet: every host at once, one aggregated receipt.
 pub fn send(host_flags: &[String], a: &SendArgs) -> Result<i32> {
     fleet(host_flags, a, false)
@@ -526,10 +564,9 @@ fn fleet(host_flags: &[String], a: &SendArgs, asking: bool) -> Result<i32> {
         connect_timeout: Duration::from_secs_f64(a.connect_timeout),
         // an ask waits for the turn on every host: at least --done-timeout and
         // two minutes for the delivery
-        host_timeout: Duration::from_secs_f64(match asking {
-            true => a.host_timeout.max(a.done_timeout + 120.0),
-            false => a.host_timeout,
-        }),
+        // (and a send that waits for its turn or for a busy agent, as long as
+        // it may wait: a host stopped after delivering is no failure to retry)
+        host_timeout: Duration::from_secs_f64(host_timeout(a, asking)),
     };
     let runs = run_hosts(
         &hosts,
@@ -717,5 +754,48 @@ mod tests {
         assert_eq!(fleet_code(&runs, &r), code::FLEET_HOST_FAILED);
         let one = vec![ok];
         assert_eq!(fleet_code(&one, &rows(&one)), 0);
+    }
+
+    /// A host stopped at --host-timeout after its prompt was taken keeps its
+    /// `consumed` row (never `not-sent`, which invites a second send), and
+    /// the fleet exits 44: delivered, then stopped.
+    #[test]
+    fn a_host_stopped_after_delivering_keeps_its_receipt() {
+        let stopped = HostRun {
+            host: "a".into(),
+            code: code::STOPPED_AFTER_DELIVERY,
+            json: Some(json!({"pane": "%1", "receipt": "consumed", "exit_code": 44,
+                "host_timed_out": true, "error": "a: no answer within --host-timeout 600 s; stopped"})),
+            failed: None,
+            ms: 1,
+        };
+        let runs = vec![stopped];
+        let r = rows(&runs);
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0]["receipt"], "consumed");
+        assert_eq!(r[0]["host"], "a");
+        assert_eq!(fleet_code(&runs, &r), code::STOPPED_AFTER_DELIVERY);
+    }
+
+    #[test]
+    fn the_host_timeout_covers_the_waits_asked_for() {
+        use clap::Parser;
+        let args = |extra: &[&str]| {
+            let mut v = vec!["promptgate", "send", "-t", "%1"];
+            v.extend_from_slice(extra);
+            v.push("x");
+            match crate::app::cli::Cli::try_parse_from(v).unwrap().command {
+                crate::app::cli::Command::Send(a) => a,
+                _ => unreachable!(),
+            }
+        };
+        assert_eq!(host_timeout(&args(&[]), false), 600.0);
+        assert_eq!(host_timeout(&args(&["--until-done"]), false), 1920.0);
+        assert_eq!(host_timeout(&args(&["--when-ready"]), false), 720.0);
+        assert_eq!(host_timeout(&args(&[]), true), 1920.0);
+        assert_eq!(
+            host_timeout(&args(&["--host-timeout", "5000", "--until-done"]), false),
+            5000.0
+        );
     }
 }
