@@ -265,9 +265,15 @@ pub fn save(dir: &Path, item: &Item) -> Result<()> {
     let text = serde_json::to_string_pretty(item).map_err(|e| Error::Other(e.to_string()))?;
     let own = path_of(&dir, &item.id);
     crate::io::store::replace_atomic(&own, text.as_bytes(), "the queue item")?;
-    for f in scan(&dir)?.into_iter().filter(|f| f.item.id == item.id) {
+    // journalled: from here on an error would say otherwise (a `queue add`
+    // told "cannot queue" queues it again). The item's other names are
+    // removed as far as they can be; the one read is `ID.json` all the same.
+    let others = scan(&dir).unwrap_or_default();
+    for f in others.into_iter().filter(|f| f.item.id == item.id) {
         for p in f.paths.iter().filter(|p| **p != own) {
-            crate::io::store::remove(p, "a second name of the queue item")?;
+            if let Err(e) = crate::io::store::remove(p, "a second name of the queue item") {
+                eprintln!("promptgate: queue {}: {e}", item.id);
+            }
         }
     }
     Ok(())
@@ -425,15 +431,47 @@ pub fn load_answers(dir: &Path) -> Vec<Kept> {
             let n = n.to_string_lossy();
             !n.starts_with('.') && n.ends_with(".json")
         })
-        .filter_map(|n| crate::io::store::read_regular(&d.join(n), Some(&d), 64 << 20).ok())
-        .filter_map(|b| serde_json::from_slice::<Kept>(&b).ok())
-        .filter(|k| valid_id(&k.id))
+        .filter_map(|n| {
+            let b = crate::io::store::read_regular(&d.join(&n), Some(&d), 64 << 20).ok()?;
+            let k = serde_json::from_slice::<Kept>(&b).ok()?;
+            // the file promptgate wrote, `ID.json`, is the answer: a copy or a
+            // link under another name is not a second one (it would be waited
+            // for twice, and `queue answer ID` would name two)
+            (valid_id(&k.id) && n.to_string_lossy() == format!("{}.json", k.id)).then_some(k)
+        })
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_answer_copied_or_linked_under_another_name_is_one_answer() {
+        let d = tempfile::tempdir().unwrap();
+        let k = Kept {
+            id: new_id(),
+            server: "default".into(),
+            pane: "%1".into(),
+            body: "asked".into(),
+            state: "waiting".into(),
+            delivered_ms: 0,
+            watcher_pid: 1,
+            text: None,
+            exit_code: None,
+            error: None,
+            result: None,
+            taken: None,
+        };
+        save_answer(d.path(), &k).unwrap();
+        let a = answers_dir(d.path());
+        let own = a.join(format!("{}.json", k.id));
+        std::fs::copy(&own, a.join("copy.json")).unwrap();
+        std::os::unix::fs::symlink(&own, a.join("link.json")).unwrap();
+        let all = load_answers(d.path());
+        assert_eq!(all.len(), 1, "{all:?}");
+        assert_eq!(all[0].id, k.id);
+    }
 
     #[test]
     fn save_load_remove_in_order() {
