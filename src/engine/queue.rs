@@ -52,6 +52,19 @@ pub struct Item {
     /// id alone, as then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queued_for: Option<PaneLife>,
+    /// An asked item: what the agent's reply files held before its typing
+    /// began, and when (journalled with the phases), so that a watcher that
+    /// stopped between the submit and keeping the answer leaves the next one
+    /// able to wait for that turn and read its answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ask_from: Option<AskFrom>,
+}
+
+/// See [`Item::ask_from`].
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct AskFrom {
+    pub marks: crate::io::answer::Marks,
+    pub started_ms: u64,
 }
 
 impl Item {
@@ -71,6 +84,7 @@ impl Item {
             ask: false,
             record_mark: None,
             queued_for: None,
+            ask_from: None,
         }
     }
 }
@@ -416,6 +430,11 @@ pub fn save_answer(dir: &Path, k: &Kept) -> Result<()> {
     )
 }
 
+/// The kept answer of item `id`, if there is one.
+pub fn find_answer(dir: &Path, id: &str) -> Option<Kept> {
+    load_answers(dir).into_iter().find(|k| k.id == id)
+}
+
 /// Every kept answer, oldest first; files that are not regular or not answers
 /// are left out.
 pub fn load_answers(dir: &Path) -> Vec<Kept> {
@@ -490,6 +509,7 @@ mod tests {
             ask: false,
             record_mark: None,
             queued_for: None,
+            ask_from: None,
         };
         let (a, b) = (mk("first"), mk("second"));
         save(d.path(), &b).unwrap();

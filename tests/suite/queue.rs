@@ -1198,3 +1198,52 @@ fn queued_prompts_are_private_files_in_private_directories() {
     assert_eq!(mode(qdir.parent().unwrap()), 0o700);
     assert_eq!(mode(&qdir.join(format!("{id}.json"))), 0o600);
 }
+
+/// A watcher killed the moment it journalled the submit of an asked prompt
+/// (before it kept the answer): the next watcher finds the prompt taken (or
+/// submits it once), keeps the answer to it, and types nothing again.
+#[test]
+fn an_asked_prompt_whose_watcher_died_at_the_submit_still_gets_its_answer() {
+    let (srv, qdir, pane, t) = asked_setup("2000");
+    let o = queue_cmd(
+        &srv,
+        &qdir,
+        &["add", "-t", &pane, "--ask", "asked, cut at the submit"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let id = text(&o.stdout).trim().to_string();
+    let item = qdir.join(format!("{id}.json"));
+    let mut w = KillOnDrop(
+        queue_cmd(&srv, &qdir, &["run"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let t0 = Instant::now();
+    while !std::fs::read_to_string(&item).is_ok_and(|s| s.contains("\"submitting\"")) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "never journalled the submit"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    // killed there (by its PID: this test started it)
+    w.0.kill().unwrap();
+    let _ = w.0.wait();
+    let o = bounded(queue_cmd(
+        &srv,
+        &qdir,
+        &["run", "--once", "--max-secs", "30"],
+    ));
+    assert_eq!(code(&o), 0, "{}\n{}", text(&o.stdout), stderr(&o));
+    let o = queue_cmd(&srv, &qdir, &["answer", &id]).output().unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert_eq!(
+        text(&o.stdout),
+        "Fake reply to prompt 1 (promptgate fake-agent).\n"
+    );
+    assert_eq!(prompts(&t), vec!["asked, cut at the submit"]);
+}

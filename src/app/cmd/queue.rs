@@ -354,6 +354,11 @@ fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> R
     };
     loop {
         let items = mine()?;
+        // answers a recovery kept this round (an asked item whose watcher
+        // stopped before it kept its answer) are waited for from here
+        if !first {
+            resume_answers(server, profiles, dir, &r, &asks);
+        }
         if first {
             first = false;
             let mut panes: Vec<&str> = items.iter().map(|i| i.pane.as_str()).collect();
@@ -671,8 +676,19 @@ fn deliver(
             )
         }
     };
+    // an asked item: what the agent's reply files hold before anything is
+    // typed, journalled with the phases (a watcher stopped after the submit
+    // leaves the next one what it needs to read this prompt's answer)
+    let started = crate::io::tmux::now_ms() as u64;
+    let marks = item
+        .ask
+        .then(|| crate::engine::ask::mark(server, profiles, item.agent.as_deref(), &item.pane));
     let mut attempt = item.clone();
     attempt.attempts += 1;
+    attempt.ask_from = marks.clone().map(|marks| queue::AskFrom {
+        marks,
+        started_ms: started,
+    });
     // a journal that cannot be written stops the delivery before the step it names
     let mut journal = Journal {
         dir,
@@ -681,11 +697,6 @@ fn deliver(
         last: None,
     };
     let shared = Shared::new(Duration::from_millis(40));
-    // an asked item: what the agent's reply files hold before anything is typed
-    let started = crate::io::tmux::now_ms() as u64;
-    let marks = item
-        .ask
-        .then(|| crate::engine::ask::mark(server, profiles, item.agent.as_deref(), &item.pane));
     let o = deliver_to(
         server,
         profiles,
@@ -713,17 +724,19 @@ fn deliver(
         .as_ref()
         .map_or_else(|| "-".to_string(), |r| r.agent.clone());
     if o.code == 0 {
-        let done = queue::remove(dir, &item.id).is_ok();
         let mut ev = Event::new(
             item,
             "delivered",
             "delivered".into(),
             format!("{agent} consumed {}", preview(&item.body)),
         );
+        // the answer is kept (`waiting`) before the item goes: a watcher
+        // stopped in between leaves one or the other, never neither
         if let Some(marks) = marks {
             ev.detail += "; waiting for its answer";
             keep_answer(server, profiles, dir, item, r, asks, o, started, marks);
         }
+        let done = queue::remove(dir, &item.id).is_ok();
         return (done, Some(ev));
     }
     let state = o.rec.as_ref().map(|r| r.gate.state.clone());
@@ -857,9 +870,10 @@ fn resume_answers(
     asks: &Asks,
 ) -> usize {
     let spec = server.spec();
+    let me = std::process::id();
     let mut n = 0;
     for mut k in queue::load_answers(dir) {
-        if k.server != spec || k.state != "waiting" || k.taken.is_none() {
+        if k.server != spec || k.state != "waiting" || k.taken.is_none() || k.watcher_pid == me {
             continue;
         }
         // this watcher holds the one watcher lock of this server and queue:
@@ -957,6 +971,40 @@ fn recovered_consumed(
     proof: Option<&crate::io::record::Proof>,
     evidence: serde_json::Value,
 ) -> Result<()> {
+    // an asked item whose watcher stopped before it kept the answer: kept
+    // now, `waiting`, for this watcher to wait for that turn (see
+    // `resume_answers`), before the item goes
+    if item.ask && queue::find_answer(dir, &item.id).is_none() {
+        let proved = proof.and_then(|p| match p.source {
+            "transcript" => p.path.clone(),
+            "history" => p.record.clone(),
+            _ => None,
+        });
+        let from = item.ask_from.clone().unwrap_or_default();
+        let kept = queue::Kept {
+            id: item.id.clone(),
+            server: item.server.clone(),
+            pane: item.pane.clone(),
+            body: item.body.clone(),
+            state: "waiting".into(),
+            delivered_ms: crate::io::tmux::now_ms() as u64,
+            // no watcher waits for it yet
+            watcher_pid: 0,
+            text: None,
+            exit_code: None,
+            error: None,
+            result: Some(serde_json::json!({"pane": item.pane, "agent": agent,
+                "queue_id": item.id, "receipt": "consumed"})),
+            taken: Some(crate::engine::ask::Taken {
+                agent: agent.to_string(),
+                pane: item.pane.clone(),
+                proved,
+                marks: from.marks,
+                started_at_ms: from.started_ms,
+            }),
+        };
+        queue::save_answer(dir, &kept)?;
+    }
     queue::remove(dir, &item.id)?;
     let mut rec = serde_json::json!({
         "time_ms": crate::io::tmux::now_ms() as u64, "pane": item.pane, "agent": agent,
