@@ -950,9 +950,19 @@ fn forced_gate(
         && detect(profile, &s).state == State::Draft
         && !profile.capability().clear_keys.is_empty()
     {
-        may_type(profiles, pane, &s, a)?;
-        clear_draft(tmux, pane, profile)?;
-        s = tmux.read(pane)?;
+        // one look can be a torn frame (a busy agent's spinner row mid-redraw),
+        // and the clear keys (Escape, Ctrl-C) would stop its turn: the draft
+        // is cleared only when a second look a moment later shows the same
+        // picture; else it stays, and the send is refused as a draft (26)
+        std::thread::sleep(Duration::from_millis(100));
+        let again = tmux.read(pane)?;
+        if again.same_picture(&s) && detect(profile, &again).state == State::Draft {
+            may_type(profiles, pane, &again, a)?;
+            clear_draft(tmux, pane, profile)?;
+            s = tmux.read(pane)?;
+        } else {
+            s = again;
+        }
     }
     let v = detect(profile, &s);
     Ok(GateResult {
