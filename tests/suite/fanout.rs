@@ -132,4 +132,24 @@ fn a_pane_in_two_sessions_gets_a_fan_out_once() {
         assert_eq!(code(&o), 0, "{args:?}: {}", stderr(&o));
     }
     assert_eq!(prompts(&ta), vec!["to all agents", "to every claude"]);
+    // --no-verify: submitted, never said to be consumed
+    let o = srv.pg(&[
+        "send",
+        "--all-agents",
+        "--wait-busy",
+        "--no-verify",
+        "--json",
+        "unverified",
+    ]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["summary"]["consumed"], 0, "{v}");
+    assert_eq!(v["summary"]["submitted"], 1, "{v}");
+    assert!(
+        v["summary"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("submitted (not verified)"),
+        "{v}"
+    );
 }

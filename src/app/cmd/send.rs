@@ -136,12 +136,19 @@ pub fn run(server: &Server, profiles: &Profiles, mut a: SendArgs) -> Result<i32>
         Quiet.finish(&Finished::Receipt(rec));
     }
     let rows = fanout::rows(&outcomes);
-    let mut summary = format!("{consumed} of {total} consumed");
+    // `--no-verify`: submitted, not looked at; never called consumed
+    let mut summary = match a.no_verify {
+        true => format!("{consumed} of {total} submitted (not verified)"),
+        false => format!("{consumed} of {total} consumed"),
+    };
     if a.until_done {
         summary += &format!(", {ok} turns done");
     }
     if a.json {
-        let mut sum = json!({"consumed": consumed, "total": total, "text": summary});
+        let mut sum = match a.no_verify {
+            true => json!({"submitted": consumed, "consumed": 0, "total": total, "text": summary}),
+            false => json!({"consumed": consumed, "total": total, "text": summary}),
+        };
         if a.until_done {
             sum["done"] = ok.into();
         }
