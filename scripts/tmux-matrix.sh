@@ -107,10 +107,49 @@ for v in "${releases[@]}"; do
 	echo "== $got ($prefix/bin/tmux)"
 	row="| ${got#tmux } |"
 	t0=$(date +%s)
+	declare -A cells=()
+	# The modules of tests/suite asked for whole (or without the tests a `~`
+	# names) run in one cargo test, sharing its test threads (one after the
+	# other, each module's slowest test left the other thread idle); a module
+	# with a name filter, and a binary of its own, run by themselves.
+	merged=()
+	skips=()
 	for s in "${suites[@]}"; do
-		log="$logdir/$v-${s//[:\/]/_}.log"
-		# the opt-in tests (#[ignore]: slow, stress, real agents) run here too
 		name=${s%%:*}
+		rest=${s#*:}
+		if [ "$(target_of "$name")" = suite ] && { [ "$rest" = "$s" ] || [ "${rest:0:1}" = "~" ]; }; then
+			merged+=("$name")
+			[ "$rest" = "$s" ] || skips+=(--skip "${rest#\~}")
+		fi
+	done
+	if [ ${#merged[@]} -gt 0 ]; then
+		log="$logdir/$v-suite.log"
+		# the opt-in tests (#[ignore]: slow, stress) run here too
+		PATH="$prefix/bin:$PATH" cargo test --locked --test suite -- --include-ignored "${merged[@]/%/::}" "${skips[@]}" >"$log" 2>&1
+		rc=$?
+		for name in "${merged[@]}"; do
+			passed=$(grep -cE "^test $name::[^ ]* \.\.\. ok$" "$log")
+			nfail=$(grep -cE "^test $name::[^ ]* \.\.\. FAILED$" "$log")
+			if [ "$nfail" -eq 0 ] && { [ $rc -eq 0 ] || grep -qE '^test result: FAILED' "$log"; }; then
+				cells[$name]="$passed passed"
+			else
+				cells[$name]="**$nfail failed** of $((passed + nfail))"
+			fi
+		done
+		if [ $rc -ne 0 ]; then
+			failed=1
+			echo "   ${merged[*]} FAILED (log: $log):"
+			grep -E '^test .* FAILED$|panicked at|^error' "$log" | head -20 | sed 's/^/     /'
+		fi
+	fi
+	for s in "${suites[@]}"; do
+		name=${s%%:*}
+		if [ -n "${cells[$name]:-}" ] && [[ " ${merged[*]} " == *" $name "* ]]; then
+			echo "   $s: ${cells[$name]}"
+			row="$row ${cells[$name]} |"
+			continue
+		fi
+		log="$logdir/$v-${s//[:\/]/_}.log"
 		t=$(target_of "$name")
 		# a module of tests/suite: its tests only (`NAME::`)
 		module=()
@@ -140,6 +179,7 @@ for v in "${releases[@]}"; do
 		echo "   $s: $cell"
 		row="$row $cell |"
 	done
+	unset cells
 	echo "$row $(($(date +%s) - t0)) |" >>"$summary"
 done
 echo
