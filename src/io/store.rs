@@ -498,8 +498,16 @@ impl Drop for FileLock {
     fn drop(&mut self) {
         if self.remove_on_drop {
             // unlinked while held: a taker that opened it meanwhile sees its inode
-            // gone from the path and opens the path again
-            let _ = std::fs::remove_file(&self.path);
+            // gone from the path and opens the path again. Only our own file:
+            // one someone removed and another taker made again at the path
+            // (an outside `rm` of the directory) is that taker's lock
+            let ours = match (self.file.metadata(), std::fs::symlink_metadata(&self.path)) {
+                (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+                _ => false,
+            };
+            if ours {
+                let _ = std::fs::remove_file(&self.path);
+            }
         }
     }
 }
