@@ -166,16 +166,35 @@ fn our_hook(h: &Value) -> bool {
     h["command"].as_str().is_some_and(is_our_command)
 }
 
+/// Exactly the command [`hook_command`] writes: one shell word naming the
+/// binary (whatever it is called), then `hook-event AGENT EVENT`, nothing else. A
+/// person's own command that runs it among others (`… && notify-send done`)
+/// is theirs, never removed.
 fn is_our_command(c: &str) -> bool {
-    if c.contains(TAG) {
-        return true;
+    let w: Vec<&str> = c.trim().rsplitn(4, ' ').collect();
+    let [ev, agent, verb, exe] = w[..] else {
+        return false;
+    };
+    verb == "hook-event"
+        && AGENTS.contains(&agent)
+        && !ev.is_empty()
+        && ev.bytes().all(|b| b.is_ascii_alphanumeric())
+        && one_word(exe).is_some()
+}
+
+/// The value of `w` when it is one shell word as `sh_quote` writes it: bare
+/// (no blank, quote or shell syntax) or single-quoted (`'\''` inside).
+fn one_word(w: &str) -> Option<String> {
+    if let Some(inner) = w.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')) {
+        let v = inner.replace("'\\''", "'");
+        // no quote left but the escaped ones
+        return (!inner.replace("'\\''", "").contains('\'')).then_some(v);
     }
-    let w: Vec<&str> = c.split_whitespace().collect();
-    let n = w.len();
-    n >= 4
-        && w[n - 3] == "hook-event"
-        && AGENTS.contains(&w[n - 2])
-        && w[n - 1].bytes().all(|b| b.is_ascii_alphanumeric())
+    let plain = !w.is_empty()
+        && !w
+            .chars()
+            .any(|c| c.is_whitespace() || "'\"\\$`;&|<>(){}*?[]!#~".contains(c));
+    plain.then(|| w.to_string())
 }
 
 /// The hook command for one event: the binary's path quoted for the shell the
@@ -607,6 +626,27 @@ pub fn is_turn_end_event(e: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_command_promptgate_writes_is_ours() {
+        for ours in [
+            hook_command("/usr/local/bin/promptgate", "claude", "Stop"),
+            hook_command("/home/me/my tools/promptgate", "codex", "Stop"),
+            hook_command("/home/o'neil/promptgate", "gemini", "AfterAgent"),
+            "promptgate hook-event claude UserPromptSubmit".to_string(),
+        ] {
+            assert!(is_our_command(&ours), "{ours}");
+        }
+        for theirs in [
+            "promptgate hook-event claude Stop && notify-send done",
+            "notify-send done; promptgate hook-event claude Stop",
+            "echo promptgate hook-event claude Stop",
+            "'/x/promptgate' hook-event nobody Stop",
+            "$(id)/promptgate hook-event claude Stop",
+        ] {
+            assert!(!is_our_command(theirs), "{theirs}");
+        }
+    }
 
     #[test]
     fn install_then_uninstall_leaves_the_file_byte_identical() {
