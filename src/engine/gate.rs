@@ -307,6 +307,11 @@ pub fn wait(
         {
             return Err(crate::core::error::Error::Cancelled);
         }
+        // a Ctrl-C held while another target of this process typed: this one
+        // has typed nothing, and stops now rather than at its gate's timeout
+        if let Some(sig) = crate::io::interrupt::pending() {
+            return Err(crate::core::error::Error::Interrupted(sig));
+        }
         let screen = read()?;
         polls += 1;
         let now = clock.now();
