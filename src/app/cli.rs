@@ -845,7 +845,7 @@ pub fn current_pane() -> Option<String> {
 /// Whether the server chosen is not the one `$TMUX` names (its first comma
 /// field is the socket's path): what names it (`--host`, `-L NAME`, `-S PATH`),
 /// or `None` when it is that server (or no server option was given).
-fn other_server(server: &crate::io::tmux::Server) -> Option<String> {
+pub fn other_server(server: &crate::io::tmux::Server) -> Option<String> {
     use crate::io::tmux::Server;
     if crate::io::tmux::is_remote() {
         return Some("another machine (--host or PROMPTGATE_TMUX)".into());

@@ -153,3 +153,26 @@ fn a_pane_in_two_sessions_gets_a_fan_out_once() {
         "{v}"
     );
 }
+
+/// An agent that sends to every agent pane from its own pane (its tool call
+/// runs promptgate there) is left out: it would wait for itself, or, forced,
+/// paste into its own composer mid-turn.
+#[test]
+fn a_fan_out_leaves_out_the_pane_it_runs_in() {
+    let srv = TmuxServer::new(100, 30, &[]);
+    let (a, ta) = srv.fake("claude", &[]);
+    let (b, tb) = srv.fake("claude", &[]);
+    srv.wait_state(&a, "ready", 10.0);
+    srv.wait_state(&b, "ready", 10.0);
+    let socket = srv.tmux_out(&["display", "-p", "#{socket_path}"]);
+    let o = srv
+        .pg_cmd(&["send", "--all-agents", "from pane a"])
+        .env("TMUX", format!("{},1,0", socket.trim()))
+        .env("TMUX_PANE", &a)
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(stderr(&o).contains("left out"), "{}", stderr(&o));
+    assert!(prompts(&ta).is_empty(), "{:?}", prompts(&ta));
+    assert_eq!(prompts(&tb), vec!["from pane a"]);
+}

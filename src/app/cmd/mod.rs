@@ -190,7 +190,24 @@ fn fan_out_panes(
 ) -> Result<(Vec<String>, serde_json::Value)> {
     use crate::engine::fanout;
     if targets.is_empty() {
-        let panes = fanout::agent_panes(server, profiles, session, every)?;
+        let mut panes = fanout::agent_panes(server, profiles, session, every)?;
+        // an agent that asks every agent pane (its own tool call) is not one of
+        // them: it would wait for itself to be ready, or, forced, paste into
+        // its own composer mid-turn
+        if crate::app::cli::other_server(server).is_none() {
+            let own = crate::io::proc::caller_panes();
+            let before = panes.len();
+            panes.retain(|p| !own.contains(p));
+            if panes.len() < before {
+                eprintln!("promptgate: note: the pane this runs in is left out of the fan-out");
+            }
+            if panes.is_empty() {
+                return Err(crate::core::error::Error::refused(
+                    crate::core::error::Refused::NotAgent,
+                    "no agent panes to send to but the one this runs in",
+                ));
+            }
+        }
         return Ok((panes, serde_json::json!([])));
     }
     let mut tmux = crate::io::tmux::Process::new(server.clone());
