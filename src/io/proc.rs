@@ -306,6 +306,40 @@ pub fn spawn_tied(mut cmd: std::process::Command) -> std::io::Result<std::proces
     }
 }
 
+/// The pane of the nearest process (this one, then its ancestors) that has a
+/// `TMUX_PANE`: the caller's pane.
+pub fn caller_panes() -> Vec<String> {
+    let mut out = Vec::new();
+    if let Ok(p) = std::env::var("TMUX_PANE") {
+        if !p.is_empty() {
+            out.push(p);
+        }
+    }
+    let mut pid = std::os::unix::process::parent_id();
+    for _ in 0..32 {
+        if pid <= 1 {
+            break;
+        }
+        if let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) {
+            for kv in env.split(|b| *b == 0) {
+                if let Some(v) = kv.strip_prefix(b"TMUX_PANE=") {
+                    let v = String::from_utf8_lossy(v).into_owned();
+                    if !v.is_empty() && !out.contains(&v) {
+                        out.push(v);
+                    }
+                }
+            }
+        }
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        pid = stat
+            .rsplit_once(')')
+            .and_then(|(_, r)| r.split_whitespace().nth(1))
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -379,38 +413,4 @@ mod tests {
         assert!(age < std::time::Duration::from_secs(600), "{age:?}");
         assert!(process_age(u32::MAX).is_none());
     }
-}
-
-/// The pane of the nearest process (this one, then its ancestors) that has a
-/// `TMUX_PANE`: the caller's pane.
-pub fn caller_panes() -> Vec<String> {
-    let mut out = Vec::new();
-    if let Ok(p) = std::env::var("TMUX_PANE") {
-        if !p.is_empty() {
-            out.push(p);
-        }
-    }
-    let mut pid = std::os::unix::process::parent_id();
-    for _ in 0..32 {
-        if pid <= 1 {
-            break;
-        }
-        if let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) {
-            for kv in env.split(|b| *b == 0) {
-                if let Some(v) = kv.strip_prefix(b"TMUX_PANE=") {
-                    let v = String::from_utf8_lossy(v).into_owned();
-                    if !v.is_empty() && !out.contains(&v) {
-                        out.push(v);
-                    }
-                }
-            }
-        }
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        pid = stat
-            .rsplit_once(')')
-            .and_then(|(_, r)| r.split_whitespace().nth(1))
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(0);
-    }
-    out
 }
