@@ -197,7 +197,12 @@ pub fn sanitise(raw: &[u8]) -> Result<(String, Vec<Change>)> {
     let trimmed = out.len() - kept;
     out.truncate(kept);
 
-    if out.trim().is_empty() {
+    // only invisible characters (a BOM, zero-width spaces: an "empty" file
+    // saved with a BOM) is empty too: nothing a person wrote would be typed
+    if out.chars().all(|c| {
+        c.is_whitespace()
+            || matches!(c, '\u{feff}' | '\u{200b}'..='\u{200f}' | '\u{2060}'..='\u{2064}')
+    }) {
         return Err(Error::BadBody("empty body".into()));
     }
     let changes = [
@@ -569,6 +574,9 @@ mod tests {
             b"   \t\n  ",
             b"\x1b[200~\x1b[201~",
             b"\x00\x01\r\n",
+            // a file saved "empty" with a BOM, zero-width spaces
+            "\u{feff}".as_bytes(),
+            "\u{feff}\n\u{200b} \u{2060}\n".as_bytes(),
         ] {
             assert_eq!(bad_body(sanitise(raw)), "empty body", "{raw:?}");
             assert_eq!(bad_body(plan(raw, &cap("claude"))), "empty body");

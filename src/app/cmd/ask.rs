@@ -56,7 +56,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: AskArgs) -> Result<i32> {
             if let Some(a) = asked.answer.as_ref().filter(|a| !a.text.is_empty()) {
                 out(&a.text)?;
             }
-            eprintln!("promptgate: {}", asked.receipt_line());
+            eprintln!("promptgate: {}", one_line(&asked.receipt_line()));
             if let Some(a) = &asked.answer {
                 for p in &a.other_prompts {
                     eprintln!(
@@ -97,7 +97,7 @@ pub fn run(server: &Server, profiles: &Profiles, a: AskArgs) -> Result<i32> {
             if let Some(t) = a.answer.as_ref().filter(|t| !t.text.is_empty()) {
                 out(&t.text)?;
             }
-            eprintln!("promptgate: {}", a.receipt_line());
+            eprintln!("promptgate: {}", one_line(&a.receipt_line()));
         }
         eprintln!("promptgate: {summary}");
     }
