@@ -1231,11 +1231,16 @@ impl Job<'_> {
                 })));
             }
             // the submit key goes where the agent's composer shows (with the
-            // body), or to a busy agent (a forced send, which it queues): a
-            // picture with no composer that no rule reads (a dialog of a newer
-            // release, a menu) could take the Enter as its answer
+            // body), or where a rule reads the agent's own states (a draft
+            // that overflows the box, as Aider's 5 KB paste does, shows no
+            // composer; a busy agent queues a forced send): a picture no rule
+            // reads and with no composer (a dialog of a newer release, a menu)
+            // could take the Enter as its answer
             // (`--to-any-process`: whatever runs there, as asked)
-            if vb.composer.is_none() && vb.state != State::Busy && !a.to_any_process {
+            if vb.composer.is_none()
+                && !matches!(vb.state, State::Busy | State::Draft | State::Ready)
+                && !a.to_any_process
+            {
                 if held_back < MAX_HELD_BACK {
                     held_back += 1;
                     before = settle(tmux, pane, profile, clock, quiet, settle_max, &mut typed)?;
