@@ -1,6 +1,8 @@
 //! The integration tests, one binary (one link, one pool of test threads):
 //! `cargo test --test suite live::` runs one module. The real-agent, ssh, fleet and
-//! MCP-burst suites, which run only when asked, keep binaries of their own.
+//! MCP-burst suites, which run only when asked, keep binaries of their own, and so
+//! does the plugin's (`tests/plugin.rs`): its tests drive an attached client's keys
+//! and read its messages in real time, and run beside each other only.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -21,7 +23,6 @@ mod mcp;
 mod mcp_input;
 mod pipeline;
 mod plan_props;
-mod plugin;
 mod profile_drift;
 mod proof;
 mod queue;

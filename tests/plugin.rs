@@ -8,7 +8,7 @@
 //! goes into the prompt or the popup. Results are read from the inner server's
 //! message log (`show-messages`) and the fake agents' transcripts.
 
-use crate::common;
+mod common;
 
 use common::{bin, prompts, TmuxServer};
 use std::os::unix::fs::PermissionsExt;
