@@ -150,19 +150,24 @@ pub struct Taken {
 impl Taken {
     /// What `rec` (a prompt the agent took) tells the wait.
     pub fn of(rec: &Receipt, marks: &crate::io::answer::Marks, started_at_ms: u64) -> Taken {
-        let proved = rec.proof.as_ref().and_then(|p| match p.source {
-            "transcript" => p.path.clone(),
-            // proven from the input history: the transcript its registry names
-            "history" => p.record.clone(),
-            _ => None,
-        });
         Taken {
             agent: rec.agent.clone(),
             pane: rec.pane.clone(),
-            proved,
+            proved: rec.proof.as_ref().and_then(proved_file),
             marks: marks.clone(),
             started_at_ms,
         }
+    }
+}
+
+/// The file `proof` read the prompt from, where the replies are: the
+/// transcript, or (proven from the input history) the transcript its
+/// registry names.
+pub fn proved_file(proof: &crate::io::record::Proof) -> Option<String> {
+    match proof.source {
+        "transcript" => proof.path.clone(),
+        "history" => proof.record.clone(),
+        _ => None,
     }
 }
 

@@ -408,6 +408,32 @@ pub struct Kept {
     pub taken: Option<crate::engine::ask::Taken>,
 }
 
+impl Kept {
+    /// `item`'s answer, delivered now and `waiting` for its turn (`taken`),
+    /// by the watcher `watcher_pid` (0: none yet), with the receipt so far.
+    pub fn waiting(
+        item: &Item,
+        watcher_pid: u32,
+        receipt: serde_json::Value,
+        taken: crate::engine::ask::Taken,
+    ) -> Kept {
+        Kept {
+            id: item.id.clone(),
+            server: item.server.clone(),
+            pane: item.pane.clone(),
+            body: item.body.clone(),
+            state: "waiting".into(),
+            delivered_ms: crate::io::tmux::now_ms() as u64,
+            watcher_pid,
+            text: None,
+            exit_code: None,
+            error: None,
+            result: Some(receipt),
+            taken: Some(taken),
+        }
+    }
+}
+
 /// Where asked items' answers are kept.
 pub fn answers_dir(dir: &Path) -> PathBuf {
     dir.join("answers")

@@ -273,9 +273,14 @@ struct Event {
 
 impl Event {
     fn new(item: &Item, what: &'static str, key: String, detail: String) -> Event {
+        Event::on(&item.pane, &item.id, what, key, detail)
+    }
+
+    /// [`Event::new`] for item `id` in `pane` (one no longer queued).
+    fn on(pane: &str, id: &str, what: &'static str, key: String, detail: String) -> Event {
         Event {
-            pane: item.pane.clone(),
-            id: item.id.clone(),
+            pane: pane.to_string(),
+            id: id.to_string(),
             short: what.to_string(),
             quiet: false,
             key,
@@ -836,20 +841,8 @@ fn keep_answer(
     marks: crate::io::answer::Marks,
 ) {
     let Some(rec) = o.rec.as_ref() else { return };
-    let kept = queue::Kept {
-        id: item.id.clone(),
-        server: item.server.clone(),
-        pane: item.pane.clone(),
-        body: item.body.clone(),
-        state: "waiting".into(),
-        delivered_ms: crate::io::tmux::now_ms() as u64,
-        watcher_pid: std::process::id(),
-        text: None,
-        exit_code: None,
-        error: None,
-        result: Some(rec.to_json()),
-        taken: Some(crate::engine::ask::Taken::of(rec, &marks, started)),
-    };
+    let taken = crate::engine::ask::Taken::of(rec, &marks, started);
+    let kept = queue::Kept::waiting(item, std::process::id(), rec.to_json(), taken);
     if let Err(e) = queue::save_answer(dir, &kept) {
         eprintln!("promptgate: queue {}: cannot keep its answer: {e}", item.id);
         return;
@@ -878,7 +871,7 @@ fn resume_answers(
         }
         // this watcher holds the one watcher lock of this server and queue:
         // whoever waited before has stopped
-        k.watcher_pid = std::process::id();
+        k.watcher_pid = me;
         if let Err(e) = queue::save_answer(dir, &k) {
             eprintln!("promptgate: queue {}: cannot keep its answer: {e}", k.id);
             continue;
@@ -941,15 +934,7 @@ fn wait_for_answer(
         }
         // the line first, then the pane freed: a watcher that sees the pane
         // free finds the answer's line already waiting to be printed
-        let ev = Event {
-            pane: kept.pane.clone(),
-            id: kept.id.clone(),
-            key: what.into(),
-            what,
-            detail,
-            short: what.into(),
-            quiet: false,
-        };
+        let ev = Event::on(&kept.pane, &kept.id, what, what.into(), detail);
         let _ = asks.done.send(ev);
         if let Ok(mut p) = asks.panes.lock() {
             p.remove(&kept.pane);
@@ -971,44 +956,26 @@ fn recovered_consumed(
     proof: Option<&crate::io::record::Proof>,
     evidence: serde_json::Value,
 ) -> Result<()> {
+    let mut rec = serde_json::json!({
+        "time_ms": crate::io::tmux::now_ms() as u64, "pane": item.pane, "agent": agent,
+        "queue_id": item.id, "receipt": "consumed"});
     // an asked item whose watcher stopped before it kept the answer: kept
     // now, `waiting`, for this watcher to wait for that turn (see
     // `resume_answers`), before the item goes
     if item.ask && queue::find_answer(dir, &item.id).is_none() {
-        let proved = proof.and_then(|p| match p.source {
-            "transcript" => p.path.clone(),
-            "history" => p.record.clone(),
-            _ => None,
-        });
         let from = item.ask_from.clone().unwrap_or_default();
-        let kept = queue::Kept {
-            id: item.id.clone(),
-            server: item.server.clone(),
+        let taken = crate::engine::ask::Taken {
+            agent: agent.to_string(),
             pane: item.pane.clone(),
-            body: item.body.clone(),
-            state: "waiting".into(),
-            delivered_ms: crate::io::tmux::now_ms() as u64,
-            // no watcher waits for it yet
-            watcher_pid: 0,
-            text: None,
-            exit_code: None,
-            error: None,
-            result: Some(serde_json::json!({"pane": item.pane, "agent": agent,
-                "queue_id": item.id, "receipt": "consumed"})),
-            taken: Some(crate::engine::ask::Taken {
-                agent: agent.to_string(),
-                pane: item.pane.clone(),
-                proved,
-                marks: from.marks,
-                started_at_ms: from.started_ms,
-            }),
+            proved: proof.and_then(crate::engine::ask::proved_file),
+            marks: from.marks,
+            started_at_ms: from.started_ms,
         };
+        // (no watcher waits for it yet)
+        let kept = queue::Kept::waiting(item, 0, rec.clone(), taken);
         queue::save_answer(dir, &kept)?;
     }
     queue::remove(dir, &item.id)?;
-    let mut rec = serde_json::json!({
-        "time_ms": crate::io::tmux::now_ms() as u64, "pane": item.pane, "agent": agent,
-        "queue_id": item.id, "receipt": "consumed"});
     if let Some(p) = proof {
         rec["proof"] = serde_json::json!(p);
     }
