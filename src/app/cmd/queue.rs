@@ -343,13 +343,6 @@ fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> R
         panes: Default::default(),
         done: tx,
     };
-    // the turns an earlier watcher stopped waiting for are waited for again
-    let resumed = resume_answers(server, profiles, dir, &r, &asks);
-    if resumed > 0 {
-        out(&format!(
-            "queue: waiting again for the answer(s) to {resumed} asked prompt(s) an earlier watcher delivered"
-        ))?;
-    }
     // the lines of the answers kept since the last look
     let drain = || -> Result<()> {
         for ev in answered.try_iter() {
@@ -358,12 +351,16 @@ fn watch(server: &Server, profiles: &Profiles, dir: &Path, r: QueueRunArgs) -> R
         Ok(())
     };
     loop {
-        let items = mine()?;
-        // answers a recovery kept this round (an asked item whose watcher
-        // stopped before it kept its answer) are waited for from here
-        if !first {
-            resume_answers(server, profiles, dir, &r, &asks);
+        // the turns an earlier watcher stopped waiting for (and, after the
+        // first round, those of asked items a recovery found taken) are
+        // waited for again
+        let resumed = resume_answers(server, profiles, dir, &r, &asks);
+        if first && resumed > 0 {
+            out(&format!(
+                "queue: waiting again for the answer(s) to {resumed} asked prompt(s) an earlier watcher delivered"
+            ))?;
         }
+        let items = mine()?;
         if first {
             first = false;
             let mut panes: Vec<&str> = items.iter().map(|i| i.pane.as_str()).collect();
