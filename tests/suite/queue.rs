@@ -1128,15 +1128,7 @@ fn an_asked_prompt_keeps_its_own_answer_and_the_next_prompt_waits_for_it() {
 #[test]
 fn an_asked_prompts_answer_survives_its_watcher_being_killed_mid_turn() {
     let (srv, qdir, pane, t) = asked_setup("3000");
-    let o = queue_cmd(
-        &srv,
-        &qdir,
-        &["add", "-t", &pane, "--ask", "asked, then killed"],
-    )
-    .output()
-    .unwrap();
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let id = text(&o.stdout).trim().to_string();
+    let id = add_asked(&srv, &qdir, &pane, "asked, then killed");
     let mut w = KillOnDrop(
         queue_cmd(&srv, &qdir, &["run"])
             .stdout(Stdio::piped())
@@ -1158,24 +1150,7 @@ fn an_asked_prompts_answer_survives_its_watcher_being_killed_mid_turn() {
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["state"], "stopped", "{v}");
-    let o = bounded(queue_cmd(
-        &srv,
-        &qdir,
-        &["run", "--once", "--max-secs", "30"],
-    ));
-    assert_eq!(code(&o), 0, "{}\n{}", text(&o.stdout), stderr(&o));
-    assert!(
-        text(&o.stdout).contains(&format!("\tanswered\t{id}")),
-        "{}",
-        text(&o.stdout)
-    );
-    let o = queue_cmd(&srv, &qdir, &["answer", &id]).output().unwrap();
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    assert_eq!(
-        text(&o.stdout),
-        "Fake reply to prompt 1 (promptgate fake-agent).\n"
-    );
-    assert_eq!(prompts(&t), vec!["asked, then killed"]);
+    answered_by_the_next_watcher(&srv, &qdir, &id, &t, "asked, then killed");
 }
 
 /// The queue holds prompts and agents' answers: the directories it makes are
@@ -1205,15 +1180,7 @@ fn queued_prompts_are_private_files_in_private_directories() {
 #[test]
 fn an_asked_prompt_whose_watcher_died_at_the_submit_still_gets_its_answer() {
     let (srv, qdir, pane, t) = asked_setup("2000");
-    let o = queue_cmd(
-        &srv,
-        &qdir,
-        &["add", "-t", &pane, "--ask", "asked, cut at the submit"],
-    )
-    .output()
-    .unwrap();
-    assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let id = text(&o.stdout).trim().to_string();
+    let id = add_asked(&srv, &qdir, &pane, "asked, cut at the submit");
     let item = qdir.join(format!("{id}.json"));
     let mut w = KillOnDrop(
         queue_cmd(&srv, &qdir, &["run"])
@@ -1233,17 +1200,39 @@ fn an_asked_prompt_whose_watcher_died_at_the_submit_still_gets_its_answer() {
     // killed there (by its PID: this test started it)
     w.0.kill().unwrap();
     let _ = w.0.wait();
-    let o = bounded(queue_cmd(
-        &srv,
-        &qdir,
-        &["run", "--once", "--max-secs", "30"],
-    ));
+    answered_by_the_next_watcher(&srv, &qdir, &id, &t, "asked, cut at the submit");
+}
+
+/// `queue add --ask` of `body` to `pane`: its id.
+fn add_asked(srv: &TmuxServer, qdir: &std::path::Path, pane: &str, body: &str) -> String {
+    let o = queue_cmd(srv, qdir, &["add", "-t", pane, "--ask", body])
+        .output()
+        .unwrap();
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    text(&o.stdout).trim().to_string()
+}
+
+/// The next watcher (`queue run --once`) keeps the answer of asked item `id`,
+/// the reply to its prompt, and `body` was typed once.
+fn answered_by_the_next_watcher(
+    srv: &TmuxServer,
+    qdir: &std::path::Path,
+    id: &str,
+    t: &std::path::Path,
+    body: &str,
+) {
+    let o = bounded(queue_cmd(srv, qdir, &["run", "--once", "--max-secs", "30"]));
     assert_eq!(code(&o), 0, "{}\n{}", text(&o.stdout), stderr(&o));
-    let o = queue_cmd(&srv, &qdir, &["answer", &id]).output().unwrap();
+    assert!(
+        text(&o.stdout).contains(&format!("\tanswered\t{id}")),
+        "{}",
+        text(&o.stdout)
+    );
+    let o = queue_cmd(srv, qdir, &["answer", id]).output().unwrap();
     assert_eq!(code(&o), 0, "{}", stderr(&o));
     assert_eq!(
         text(&o.stdout),
         "Fake reply to prompt 1 (promptgate fake-agent).\n"
     );
-    assert_eq!(prompts(&t), vec!["asked, cut at the submit"]);
+    assert_eq!(prompts(t), vec![body]);
 }
