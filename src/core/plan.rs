@@ -150,6 +150,12 @@ const CH_TRIM: &str = "trimmed trailing newline";
 const CH_BACKSLASH: &str =
     "a space after the last backslash (this agent reads backslash-Enter as a new line)";
 
+/// A character that draws nothing (a BOM, a zero-width space or joiner, a
+/// word joiner): a body of only these and whitespace is empty.
+pub fn invisible(c: char) -> bool {
+    matches!(c, '\u{feff}' | '\u{200b}'..='\u{200f}' | '\u{2060}'..='\u{2064}')
+}
+
 /// Make `raw` safe to type; see the module docs for the rules.
 pub fn sanitise(raw: &[u8]) -> Result<(String, Vec<Change>)> {
     if raw.len() > MAX_BODY_BYTES {
@@ -199,10 +205,7 @@ pub fn sanitise(raw: &[u8]) -> Result<(String, Vec<Change>)> {
 
     // only invisible characters (a BOM, zero-width spaces: an "empty" file
     // saved with a BOM) is empty too: nothing a person wrote would be typed
-    if out.chars().all(|c| {
-        c.is_whitespace()
-            || matches!(c, '\u{feff}' | '\u{200b}'..='\u{200f}' | '\u{2060}'..='\u{2064}')
-    }) {
+    if out.chars().all(|c| c.is_whitespace() || invisible(c)) {
         return Err(Error::BadBody("empty body".into()));
     }
     let changes = [
